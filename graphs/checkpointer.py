@@ -319,6 +319,45 @@ class HybridSqliteSaver(SqliteSaver):
         ).fetchone()
         return cast(str, row[0]) if row else None
 
+    def children(self, thread_id: str, checkpoint_id: str, checkpoint_ns: str = "") -> list[str]:
+        """Ids of the checkpoints whose parent is ``checkpoint_id`` (the branches there)."""
+        with self.cursor(transaction=False) as cur:
+            return [r[0] for r in cur.execute(
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                "AND parent_checkpoint_id = ? ORDER BY checkpoint_id",
+                (thread_id, checkpoint_ns, checkpoint_id),
+            )]
+
+    def children_counts(
+        self, thread_id: str, checkpoint_ids: Sequence[str], checkpoint_ns: str = ""
+    ) -> dict[str, int]:
+        """How many children each of ``checkpoint_ids`` has, in one query."""
+        if not checkpoint_ids:
+            return {}
+        marks = ", ".join("?" * len(checkpoint_ids))
+        with self.cursor(transaction=False) as cur:
+            return dict(cur.execute(
+                "SELECT parent_checkpoint_id, COUNT(*) FROM checkpoints WHERE thread_id = ? "
+                f"AND checkpoint_ns = ? AND parent_checkpoint_id IN ({marks}) "
+                "GROUP BY parent_checkpoint_id",
+                (thread_id, checkpoint_ns, *checkpoint_ids),
+            ).fetchall())
+
+    def branch_tip(self, thread_id: str, checkpoint_id: str, checkpoint_ns: str = "") -> str:
+        """The newest leaf below ``checkpoint_id``: where that branch's conversation stands."""
+        with self.cursor(transaction=False) as cur:
+            row = cur.execute(
+                # UNION (not UNION ALL) drops repeats, so a parent loop ends.
+                "WITH RECURSIVE below(id) AS (SELECT ?3 UNION SELECT c.checkpoint_id "
+                "FROM below b CROSS JOIN checkpoints c ON c.thread_id = ?1 AND c.checkpoint_ns = ?2 "
+                "AND c.parent_checkpoint_id = b.id) "
+                "SELECT id FROM below b WHERE NOT EXISTS (SELECT 1 FROM checkpoints c WHERE "
+                "c.thread_id = ?1 AND c.checkpoint_ns = ?2 AND c.parent_checkpoint_id = b.id) "
+                "ORDER BY id DESC LIMIT 1",
+                (thread_id, checkpoint_ns, checkpoint_id),
+            ).fetchone()
+        return cast(str, row[0]) if row else checkpoint_id
+
     # ------------------------------------------------------------- thread ops
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:

@@ -51,6 +51,14 @@ MIGRATIONS: list[str] = [
         thread_id UNINDEXED, text, tokenize = 'trigram'
     );
     """,
+    # 2: find a checkpoint's children without scanning the thread (history
+    # panel sibling counts, switching branches). On LangGraph's table, which
+    # open_checkpointer has created by the time migrations run.
+    """
+    CREATE INDEX IF NOT EXISTS tern_checkpoints_by_parent
+        ON checkpoints(thread_id, checkpoint_ns, parent_checkpoint_id);
+    CREATE TABLE IF NOT EXISTS prefs (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    """,
 ]
 
 
@@ -214,6 +222,17 @@ class Store:
                 (pattern, limit),
             ).fetchall()
         return [ThreadRow(*r) for r in rows]
+
+    # ---------------------------------------------------------------- prefs
+
+    def get_pref(self, key: str) -> str | None:
+        with self._cur(transaction=False) as cur:
+            row = cur.execute("SELECT value FROM prefs WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_pref(self, key: str, value: str) -> None:
+        with self._cur() as cur:
+            cur.execute("INSERT OR REPLACE INTO prefs (key, value) VALUES (?, ?)", (key, value))
 
     # ---------------------------------------------------------------- sources
 
