@@ -26,6 +26,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -261,8 +262,9 @@ class Conversations:
                 await asyncio.to_thread(self.db.store.rename_thread, thread_id, auto_title(text))
             await asyncio.to_thread(self.db.store.index_text, thread_id, text)
             yield TurnStarted(thread_id, human)
-            async for event in self._run(thread, after):
-                yield event
+            async with aclosing(self._run(thread, after)) as run:
+                async for event in run:
+                    yield event
 
     async def retry(self, thread_id: str) -> AsyncIterator[TurnEvent]:
         """Run the model again for a user message left unanswered (error, crash)."""
@@ -273,8 +275,9 @@ class Conversations:
             if snapshot is None or MODEL_NODE not in snapshot.next:
                 raise ConversationError("Nothing to retry: the last message was answered.")
             yield TurnStarted(thread_id, None)
-            async for event in self._run(thread, _config(thread_id, head)):
-                yield event
+            async with aclosing(self._run(thread, _config(thread_id, head))) as run:
+                async for event in run:
+                    yield event
 
     async def branch(self, thread_id: str, checkpoint_id: str, text: str | None = None) -> AsyncIterator[TurnEvent]:
         """Re-ask (``text=None``) or edit the user message at ``checkpoint_id``.
@@ -299,8 +302,9 @@ class Conversations:
             )
             await asyncio.to_thread(self.db.store.index_text, thread_id, str(human.content))
             yield TurnStarted(thread_id, human)
-            async for event in self._run(thread, after):
-                yield event
+            async with aclosing(self._run(thread, after)) as run:
+                async for event in run:
+                    yield event
 
     async def checkout(self, thread_id: str, checkpoint_id: str) -> None:
         """Make ``checkpoint_id`` the head: the next message continues from there."""
@@ -344,29 +348,33 @@ class Conversations:
     async def _run(self, thread: ThreadRow, start: dict) -> AsyncIterator[TurnEvent]:
         graph = self.graph_for(thread)
         started = time.monotonic()
-        parts: list[str] = []
+        shown: list[str] = []  # the text the consumer has received: what is on screen
         last_checkpoint = _checkpoint_id(start)
         try:
-            async for mode, payload in graph.astream(
+            # aclosing: when the turn is abandoned (the consumer's task
+            # cancelled, or the consumer closing us while it was busy
+            # rendering), LangGraph's stream is closed at once, which cancels
+            # the model call and closes its HTTP stream.
+            async with aclosing(graph.astream(
                 None, start, stream_mode=["messages", "checkpoints"], durability="sync"
-            ):
-                if mode == "messages":
-                    chunk, meta = payload
-                    if meta.get("langgraph_node") != MODEL_NODE or not isinstance(chunk, AIMessageChunk):
-                        continue
-                    if piece := str(chunk.text):
-                        parts.append(piece)
-                        yield Token(piece)
-                else:
-                    last_checkpoint = payload["config"]["configurable"]["checkpoint_id"]
-        except asyncio.CancelledError:
-            # Shielded: a second Esc or an app shutdown must not lose the partial answer.
-            await asyncio.shield(self._save_cancelled(thread, start, "".join(parts)))
-            raise
+            )) as stream:
+                async for mode, payload in stream:
+                    if mode == "messages":
+                        chunk, meta = payload
+                        if meta.get("langgraph_node") != MODEL_NODE or not isinstance(chunk, AIMessageChunk):
+                            continue
+                        if piece := str(chunk.text):
+                            shown.append(piece)
+                            yield Token(piece)
+                    else:
+                        last_checkpoint = payload["config"]["configurable"]["checkpoint_id"]
         except Exception as exc:  # the model failed; the user's message stays
-            problem = describe_model_error(exc, self.settings.model)
-            yield TurnFailed(problem)
+            yield TurnFailed(describe_model_error(exc, self.settings.model))
             return
+        except BaseException:  # cancelled, or closed by the consumer, mid-answer
+            # Shielded: a second Esc or an app shutdown must not lose the partial answer.
+            await asyncio.shield(self._save_cancelled(thread, start, "".join(shown)))
+            raise
         await asyncio.to_thread(self.db.store.set_head, thread.id, last_checkpoint)
         view = await graph.aget_state(_config(thread.id, last_checkpoint))
         answer = view.values["messages"][-1]

@@ -27,33 +27,10 @@ from langchain_core.exceptions import (
 from langchain_core.language_models import BaseChatModel
 
 from graphs.config import ModelSettings
-from graphs.offline import OFFLINE_MODEL_NAME, OfflineChatModel
+from graphs.endpoint import ModelInfo, model_info, resolve_provider
+from graphs.offline import OfflineChatModel
 
-
-@dataclass(frozen=True)
-class ModelInfo:
-    """What the status line says about the model."""
-
-    name: str
-    endpoint: str  # "offline" or the base URL
-    offline: bool
-
-    @property
-    def label(self) -> str:
-        return "offline model" if self.offline else f"{self.name} @ {self.endpoint}"
-
-
-def resolve_provider(settings: ModelSettings, environ: Any = os.environ) -> str:
-    if settings.provider != "auto":
-        return settings.provider
-    return "openai" if (environ.get(settings.api_key_env) or settings.base_url) else "offline"
-
-
-def model_info(settings: ModelSettings, environ: Any = os.environ) -> ModelInfo:
-    """Cheap to call before the model client is imported (for the first paint)."""
-    if resolve_provider(settings, environ) == "offline":
-        return ModelInfo(OFFLINE_MODEL_NAME, "offline", True)
-    return ModelInfo(settings.name, settings.base_url or "https://api.openai.com/v1", False)
+__all__ = ["ModelInfo", "model_info", "resolve_provider", "make_chat_model", "describe_model_error"]
 
 
 def make_chat_model(settings: ModelSettings, environ: Any = os.environ) -> BaseChatModel:
@@ -75,6 +52,12 @@ def make_chat_model(settings: ModelSettings, environ: Any = os.environ) -> BaseC
         max_retries=0,
         streaming=True,
         stream_usage=True,
+        # Off on purpose: langchain-openai enforces it with asyncio.wait_for
+        # around each chunk, and on Python 3.11 wait_for swallows a
+        # cancellation that arrives as a chunk completes — Esc then left the
+        # answer streaming on (seen in about half of the app's cancel runs).
+        # Stalls are still caught by `timeout` above (per read).
+        stream_chunk_timeout=None,
     )
 
 

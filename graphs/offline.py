@@ -20,9 +20,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 
+from graphs.endpoint import OFFLINE_MODEL_NAME
 from graphs.passages import Passage, estimate_tokens, rank
 
-OFFLINE_MODEL_NAME = "tern-offline"
 
 #: Marks each passage in a source chat's system message; the offline model
 #: reads passages back through it, a real model just sees tidy headings.

@@ -13,6 +13,7 @@ tests can check that a cancel really closed the HTTP stream.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -20,10 +21,6 @@ from collections import deque
 from dataclasses import dataclass, field
 
 import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
-from starlette.routing import Route
 
 
 @dataclass
@@ -86,59 +83,105 @@ def _chunk(delta: dict, finish: str | None = None, usage: dict | None = None) ->
     return f"data: {json.dumps(payload)}\n\n"
 
 
-def build_app(state: StubState) -> Starlette:
-    async def completions(request: Request):
-        body = await request.json()
+def build_app(state: StubState):
+    """A raw ASGI app: a watcher task reads ``http.disconnect`` the moment the
+    client goes away, so a disconnect is recorded when it happens, not at the
+    next write (Starlette's StreamingResponse no longer listens for it under
+    newer ASGI spec versions, which made disconnects look missed)."""
+
+    async def respond_json(send, status: int, payload: dict) -> None:
+        body = json.dumps(payload).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        if scope["path"] != "/v1/chat/completions" or scope["method"] != "POST":
+            await respond_json(send, 404, {"error": {"message": "not found"}})
+            return
+        raw = b""
+        while True:
+            message = await receive()
+            raw += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        body = json.loads(raw or b"{}")
         state.requests.append(Request_(body, time.perf_counter()))
         reply = state.replies.popleft() if state.replies else state.default
         if reply.status is not None:
-            return JSONResponse(
-                {"error": {"message": f"stub error {reply.status}", "type": "stub", "code": reply.status}},
-                status_code=reply.status,
-            )
+            await respond_json(send, reply.status, {
+                "error": {"message": f"stub error {reply.status}", "type": "stub", "code": reply.status}})
+            return
         if not body.get("stream"):
-            return JSONResponse({
+            await respond_json(send, 200, {
                 "id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
                 "model": "stub-model",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.text},
                              "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
             })
+            return
 
-        async def stream():
-            sent = 0
-            try:
-                yield _chunk({"role": "assistant", "content": ""})
-                for piece in _pieces(reply):
-                    if reply.stall_after is not None and sent >= reply.stall_after:
-                        await asyncio.sleep(3600)
-                    if reply.pace:
-                        await asyncio.sleep(reply.pace)
-                    if sent == 0:
-                        state.first_chunk_at.append(time.perf_counter())
-                    yield _chunk({"content": piece})
-                    sent += 1
-                if reply.tool_call:
-                    yield _chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                                                  "function": {"name": "lookup", "arguments": ""}}]})
-                    await asyncio.sleep(reply.pace or 0.01)
-                    yield _chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"q": "ha'}}]})
-                    if reply.stall_after is not None:
-                        await asyncio.sleep(3600)
-                yield _chunk({}, finish="stop")
-                if reply.usage:
-                    words = len(reply.text.split())
-                    yield _chunk({}, usage={"prompt_tokens": 5, "completion_tokens": words,
-                                            "total_tokens": 5 + words})
-                yield "data: [DONE]\n\n"
-                state.completed += 1
-            except (asyncio.CancelledError, GeneratorExit):
-                state.disconnects.append(Disconnect(time.perf_counter(), sent))
-                raise
+        sent = 0
+        gone = asyncio.Event()
 
-        return StreamingResponse(stream(), media_type="text/event-stream")
+        async def watch() -> None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    state.disconnects.append(Disconnect(time.perf_counter(), sent))
+                    gone.set()
+                    return
 
-    return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+        async def write(text: str) -> None:
+            await send({"type": "http.response.body", "body": text.encode(), "more_body": True})
+
+        async def pause(seconds: float) -> None:
+            # sleep, but wake at once if the client goes away
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(gone.wait(), seconds)
+
+        watcher = asyncio.create_task(watch())
+        try:
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"text/event-stream"),
+                                    (b"cache-control", b"no-cache")]})
+            await write(_chunk({"role": "assistant", "content": ""}))
+            for piece in _pieces(reply):
+                if reply.stall_after is not None and sent >= reply.stall_after:
+                    await pause(3600)
+                if reply.pace:
+                    await pause(reply.pace)
+                if gone.is_set():
+                    return
+                if sent == 0:
+                    state.first_chunk_at.append(time.perf_counter())
+                await write(_chunk({"content": piece}))
+                sent += 1
+            if reply.tool_call:
+                await write(_chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                                     "function": {"name": "lookup", "arguments": ""}}]}))
+                await pause(reply.pace or 0.01)
+                await write(_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"q": "ha'}}]}))
+                if reply.stall_after is not None:
+                    await pause(3600)
+                if gone.is_set():
+                    return
+            await write(_chunk({}, finish="stop"))
+            if reply.usage:
+                words = len(reply.text.split())
+                await write(_chunk({}, usage={"prompt_tokens": 5, "completion_tokens": words,
+                                              "total_tokens": 5 + words}))
+            await write("data: [DONE]\n\n")
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            state.completed += 1
+        finally:
+            watcher.cancel()
+
+    return app
 
 
 class StubOpenAI:

@@ -70,3 +70,13 @@ def test_auto_provider():
 def test_unknown_errors_still_read_well():
     problem = describe_model_error(RuntimeError("boom"))
     assert problem.kind == "internal" and "boom" in problem.message and "saved" in problem.hint
+
+
+def test_chat_model_has_no_wait_for_chunk_timeout():
+    """langchain-openai's per-chunk timeout wraps reads in asyncio.wait_for,
+    which on Python 3.11 can swallow the cancel that Esc sends."""
+    from graphs.models import make_chat_model
+
+    model = make_chat_model(ModelSettings(provider="openai", base_url="http://127.0.0.1:9/v1"), {})
+    assert not model.stream_chunk_timeout
+    assert model.max_retries == 0 and model.request_timeout == 60.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import aclosing
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
@@ -123,6 +124,49 @@ async def test_cancel_closes_the_stream_and_keeps_the_partial_answer(service, st
     stub.push(Reply(text="fine"))
     await collect(service.send(thread.id, "next"))
     assert texts(await service.messages(thread.id))[-2:] == [("HumanMessage", "next"), ("AIMessage", "fine")]
+
+
+@pytest.mark.parametrize("how", ["cancel between events", "stop iterating"])
+async def test_abandoning_a_turn_between_events_still_closes_the_stream(service, stub, how):
+    """The consumer may be busy elsewhere (rendering) when it is cancelled, or
+    may just stop iterating: either way, once it closes the turn (aclosing, as
+    the TUI does), the HTTP stream closes and the partial answer is saved."""
+    stub.push(Reply(text="word " * 300, pace=0.01))
+    thread = await service.create_thread()
+    seen = []
+    busy = asyncio.Event()
+
+    async def run():
+        events = service.send(thread.id, "go")
+        if how == "stop iterating":
+            async with aclosing(events):
+                async for event in events:
+                    if isinstance(event, Token):
+                        seen.append(event.text)
+                        if len(seen) == 5:
+                            return
+        else:
+            async with aclosing(events):
+                async for event in events:
+                    if isinstance(event, Token):
+                        seen.append(event.text)
+                        if len(seen) == 5:
+                            busy.set()
+                            await asyncio.sleep(10)  # e.g. a slow repaint
+
+    task = asyncio.create_task(run())
+    if how == "cancel between events":
+        await busy.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        await task
+    disconnect = await asyncio.to_thread(stub.wait_for_disconnect)
+    assert disconnect.chunks_sent < 300
+    partial = (await service.messages(thread.id))[-1]
+    assert is_cancelled(partial) and str(partial.text).startswith("word word")
+    assert not (await service.view(thread.id)).pending
 
 
 async def test_cancel_during_a_tool_call_saves_text_only(service, stub):
@@ -353,3 +397,46 @@ async def test_busy_thread_in_another_process_is_refused_cleanly(tmp_path, stub)
     finally:
         one.close()
         two.close()
+
+
+async def test_cancel_landing_in_a_callback_still_closes_the_stream(tmp_path, stub):
+    """The cancel lands in a token callback rather than the socket read: the
+    provider's stream must close all the same."""
+    from langchain_core.callbacks import AsyncCallbackHandler
+
+    from graphs.models import make_chat_model
+
+    class SlowCallback(AsyncCallbackHandler):
+        async def on_llm_new_token(self, token, **kwargs):
+            await asyncio.sleep(0.05)  # where the cancel will land
+
+    settings = make_settings(tmp_path, stub)
+
+    def model():
+        m = make_chat_model(settings.model)
+        m.callbacks = [SlowCallback()]
+        return m
+
+    service = Conversations(Conversations.open(settings).db, settings, model_factory=model)
+    try:
+        for run in range(3):
+            stub.push(Reply(text="word " * 2000, pace=0.001))
+            thread = await service.create_thread()
+            seen = 0
+
+            async def turn():
+                nonlocal seen
+                async with aclosing(service.send(thread.id, "go")) as events:
+                    async for event in events:
+                        seen += isinstance(event, Token)
+
+            task = asyncio.create_task(turn())
+            while seen < 3:
+                await asyncio.sleep(0.005)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            disconnect = await asyncio.to_thread(stub.wait_for_disconnect, run + 1, 3.0)
+            assert disconnect.chunks_sent < 2000
+    finally:
+        service.close()

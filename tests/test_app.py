@@ -1,0 +1,308 @@
+"""The Textual app under Pilot, against the stub OpenAI server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from graphs.config import ModelSettings, Settings
+from tui.app import StartRequest, TernApp, create_app
+from tui.widgets.composer import Composer
+from tui.widgets.messages import AssistantMessage, ErrorMessage, MessageView, UserMessage
+from tui.widgets.status_line import StatusLine
+from tui.widgets.thread_list import ThreadList
+
+from .stub_openai import Reply, StubOpenAI
+
+SIZE = (110, 36)
+
+
+@pytest.fixture
+def stub():
+    with StubOpenAI() as server:
+        yield server
+
+
+def settings_for(tmp_path, stub=None) -> Settings:
+    if stub is None:
+        model = ModelSettings(provider="offline")
+    else:
+        model = ModelSettings(provider="openai", name="stub-model", base_url=stub.base_url,
+                              api_key_env="TERN_TEST_KEY", timeout=5.0)
+    return Settings(model=model, database=tmp_path / "tern.db")
+
+
+def make_app(tmp_path, stub=None, start=None) -> TernApp:
+    return create_app(settings_for(tmp_path, stub), start=start)
+
+
+async def ready(pilot) -> None:
+    app = pilot.app
+    for _ in range(500):
+        if app.service_ready.is_set() and not app.query_one(StatusLine).activity.startswith("loading"):
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+async def wait_for(pilot, condition, timeout=10.0):
+    # asyncio.sleep, not pilot.pause: pause also waits for the screen to go
+    # idle, which during a stream can take seconds and skews what we observe.
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)
+
+
+async def type_and_send(pilot, text):
+    composer = pilot.app.query_one(Composer)
+    composer.focus()
+    composer.insert(text)
+    await pilot.press("enter")
+
+
+def idle(app) -> bool:
+    return not app.turns
+
+
+async def test_send_streams_an_answer_and_saves_it(tmp_path, stub):
+    stub.push(Reply(text="Hello **there**.", pace=0.01))
+    app = make_app(tmp_path, stub)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "hi")
+        await wait_for(pilot, lambda: app.current is not None and idle(app))
+        assert [w.text for w in app.query(UserMessage)] == ["hi"]
+        answer = app.query_one(AssistantMessage)
+        assert answer.text == "Hello **there**."
+        assert app.query_one(Composer).text == ""
+        messages = await app.service.messages(app.current.id)
+        assert [str(m.text) for m in messages] == ["hi", "Hello **there**."]
+        assert "tokens" in app.query_one(StatusLine).last_answer
+
+
+async def test_escape_cancels_keeps_the_partial_and_refocuses(tmp_path, stub):
+    stub.push(Reply(text="slow " * 3000, pace=0.01))  # 30 s: still streaming whatever the machine
+    app = make_app(tmp_path, stub)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.check_action("cancel", ()) is None  # greyed out while idle
+        await type_and_send(pilot, "go")
+        await wait_for(pilot, lambda: app.query(AssistantMessage) and len(app.query_one(AssistantMessage).text) > 20)
+        assert app.check_action("cancel", ()) is True
+        app.query_one(MessageView).focus()  # Esc works wherever focus is
+        await pilot.pause()
+        assert app.focused is app.query_one(MessageView)
+        pressed = time.perf_counter()
+        await pilot.press("escape")
+        disconnect = await asyncio.to_thread(stub.wait_for_disconnect)
+        assert disconnect.at - pressed < 1.0
+        await wait_for(pilot, lambda: idle(app))
+        answer = app.query_one(AssistantMessage)
+        assert answer.has_class("cancelled") and answer.border_subtitle == "cancelled"
+        assert app.focused is app.query_one(Composer)
+        saved = (await app.service.messages(app.current.id))[-1]
+        assert saved.response_metadata["finish_reason"] == "cancelled"
+        assert str(saved.text) == answer.text
+        assert app.check_action("cancel", ()) is None
+
+
+async def test_sending_while_answering_is_refused_and_the_draft_kept(tmp_path, stub):
+    stub.push(Reply(text="slow " * 3000, pace=0.01))
+    app = make_app(tmp_path, stub)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "first")
+        await wait_for(pilot, lambda: app.query(AssistantMessage))
+        await type_and_send(pilot, "second draft")
+        assert app.query_one(Composer).text == "second draft"
+        assert len(app.query(UserMessage)) == 1
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: idle(app))
+
+
+async def test_error_then_retry(tmp_path, stub):
+    stub.push(Reply(status=500), Reply(text="recovered"))
+    app = make_app(tmp_path, stub)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "hello")
+        await wait_for(pilot, lambda: app.query(ErrorMessage))
+        await wait_for(pilot, lambda: idle(app))
+        assert "HTTP 500" in str(app.query_one(ErrorMessage).render())
+        assert app.check_action("retry", ()) is True
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: idle(app) and app.query(AssistantMessage)
+                       and app.query(AssistantMessage).last().text == "recovered")
+        assert [str(m.text) for m in await app.service.messages(app.current.id)] == ["hello", "recovered"]
+
+
+async def test_new_rename_search_delete(tmp_path, stub):
+    stub.state.default = Reply(text="noted")
+    app = make_app(tmp_path, stub)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "about zebras")
+        await wait_for(pilot, lambda: app.current is not None and idle(app))
+        first = app.current.id
+        await pilot.press("ctrl+n")
+        assert app.current is None and not app.query(UserMessage)
+        await type_and_send(pilot, "about ferns")
+        await wait_for(pilot, lambda: app.current is not None and app.current.id != first and idle(app))
+        second = app.current.id
+        sidebar = app.query_one(ThreadList)
+        assert [r.id for r in sidebar.rows] == [second, first]
+
+        await pilot.press("f2")
+        await pilot.pause()
+        rename_input = app.screen.query_one("#answer")
+        rename_input.value = "Fern notes"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.current.title == "Fern notes")
+        assert app.query_one(StatusLine).thread_title == "Fern notes"
+
+        await pilot.press("ctrl+f")
+        await pilot.press(*"zebra")
+        await wait_for(pilot, lambda: [r.id for r in sidebar.rows] == [first])
+        sidebar.query_one("#thread-search").value = ""
+        await wait_for(pilot, lambda: len(sidebar.rows) == 2)
+
+        await pilot.press("f8")
+        await pilot.pause()
+        await pilot.press("tab", "enter")  # Cancel has focus; tab to Delete
+        await wait_for(pilot, lambda: app.current is None)
+        await wait_for(pilot, lambda: [r.id for r in sidebar.rows] == [first])
+        assert await app.service.search_threads("ferns") == []
+
+
+async def test_selecting_a_thread_opens_it(tmp_path, stub):
+    stub.state.default = Reply(text="reply")
+    app = make_app(tmp_path, stub)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "one")
+        await wait_for(pilot, lambda: app.current is not None and idle(app))
+        first = app.current.id
+        await pilot.press("ctrl+n")
+        await type_and_send(pilot, "two")
+        await wait_for(pilot, lambda: app.current is not None and app.current.id != first and idle(app))
+        options = app.query_one("#threads")
+        options.focus()
+        options.highlighted = 1
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.current.id == first)
+        assert [w.text for w in app.query(UserMessage)] == ["one"]
+
+
+async def test_continue_resumes_the_most_recent_thread(tmp_path, stub):
+    stub.state.default = Reply(text="remembered")
+    app = make_app(tmp_path, stub)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "remember me")
+        await wait_for(pilot, lambda: app.current is not None and idle(app))
+        thread_id = app.current.id
+    again = make_app(tmp_path, stub, StartRequest(continue_last=True))
+    assert [t.id for t in again.first_paint.threads] == [thread_id]  # painted before LangGraph loads
+    async with again.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: again.current is not None)
+        assert again.current.id == thread_id
+        assert [w.text for w in again.query(UserMessage)] == ["remember me"]
+        assert again.query_one(AssistantMessage).text == "remembered"
+
+
+async def test_model_text_is_inert(tmp_path, stub):
+    hostile = ("[@click=app.quit]x[/] [link=http://x]y[/] "
+               "\x1b]52;c;aGVsbG8=\x07 \x1b[31mred\x1b[0m \x9b31m \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\")
+    stub.push(Reply(text=hostile, chunk_chars=7))
+    app = make_app(tmp_path, stub)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, hostile)
+        await wait_for(pilot, lambda: app.current is not None and idle(app))
+        answer = app.query_one(AssistantMessage)
+        for widget_text in (answer.text, app.query_one(UserMessage).text):
+            assert "\x1b" not in widget_text and "\x07" not in widget_text and "\x9b" not in widget_text
+            assert "[@click=app.quit]x[/]" in widget_text
+        await pilot.click(AssistantMessage)
+        await pilot.click(UserMessage)
+        await pilot.pause()
+        assert app.is_running
+        screen = app.export_screenshot()
+        assert "\x1b" not in screen and "@click=app.quit" in screen
+
+
+async def test_long_thread_mounts_only_the_newest(tmp_path):
+    from tests.test_app_support import fill_thread
+
+    thread_id = await fill_thread(settings_for(tmp_path), turns=60)
+    app = make_app(tmp_path, start=StartRequest(thread_id=thread_id))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: app.current is not None)
+        view = app.query_one(MessageView)
+        mounted = len(view.query(".message"))
+        assert mounted <= 40 and view.hidden_older == 120 - mounted
+        view.scroll_home(animate=False)
+        await wait_for(pilot, lambda: view.hidden_older < 120 - mounted)
+
+
+async def test_offline_first_run(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.query_one(StatusLine).model_label == "offline model"
+        app.service.model().seconds_per_piece = 0
+        await type_and_send(pilot, "hello")
+        await wait_for(pilot, lambda: app.current is not None and idle(app))
+        assert "offline built-in model" in app.query_one(AssistantMessage).text
+
+
+async def test_theme_persists(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        app.theme = "nord"
+        await wait_for(pilot, lambda: app.service.db.store.get_pref("theme") == "nord")
+    again = make_app(tmp_path)
+    async with again.run_test(size=SIZE) as pilot:
+        assert again.theme == "nord"
+
+
+async def test_palette_lists_every_action(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        titles = {c.title for c in app.get_system_commands(app.screen)}
+        assert {"New chat", "New source chat", "Search threads", "Toggle thread list",
+                "Copy last answer", "Keys"} <= titles
+
+
+async def test_help_lists_keys(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        from textual.widgets import Markdown
+
+        text = app.screen.query_one(Markdown).source
+        for key in ("escape", "ctrl+r", "ctrl+n", "ctrl+g", "f2", "f8"):
+            assert f"`{key}" in text
+
+
+async def test_copy_uses_the_clipboard(tmp_path, stub):
+    stub.push(Reply(text="Here:\n\n```python\nprint(42)\n```\n"))
+    app = make_app(tmp_path, stub)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "code")
+        await wait_for(pilot, lambda: app.current is not None and idle(app))
+        app.query_one(AssistantMessage).focus()
+        await pilot.press("k")
+        assert app.clipboard == "print(42)"
+        await pilot.press("c")
+        assert app.clipboard.startswith("Here:")

@@ -1,0 +1,31 @@
+"""Helpers for app tests and benchmarks: fill a database quickly (not a test module)."""
+
+from __future__ import annotations
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from graphs.config import Settings
+from graphs.conversations import Conversations
+
+
+def _answers():
+    n = 0
+    while True:
+        n += 1
+        yield AIMessage(f"Answer number {n}: " + "lorem ipsum dolor sit amet " * 6)
+
+
+async def fill_thread(settings: Settings, turns: int, title: str = "") -> str:
+    model = GenericFakeChatModel(messages=_answers())
+    service = Conversations(
+        __import__("graphs.database", fromlist=["open_database"]).open_database(settings.database),
+        settings, model_factory=lambda: model)
+    try:
+        thread = await service.create_thread(title=title)
+        for i in range(turns):
+            async for _ in service.send(thread.id, f"Question {i}: what about item {i}?"):
+                pass
+        return thread.id
+    finally:
+        service.close()

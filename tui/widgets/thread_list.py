@@ -1,0 +1,95 @@
+"""The sidebar: threads newest first, a search box, the current one highlighted."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Input, OptionList
+from textual.widgets.option_list import Option
+
+from graphs.storage import ThreadRow
+from tui.sanitize import clean
+
+
+def ago(timestamp: float, now: float | None = None) -> str:
+    seconds = max(0, (now or time.time()) - timestamp)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
+def size_text(chars: int | None) -> str:
+    if not chars:
+        return ""
+    return f"{chars / 1000:.0f}k chars" if chars >= 1000 else f"{chars} chars"
+
+
+def thread_label(row: ThreadRow, current: bool) -> Text:
+    marker = "▍" if current else " "
+    kind = "📄" if row.kind == "source" else "💬"
+    title = clean(row.title) or "New chat"
+    label = Text(f"{marker}{kind} ", no_wrap=True, overflow="ellipsis")
+    label.append(title, style="bold" if current else "")
+    label.append(f"  {ago(row.updated_at)}", style="dim")
+    if row.kind == "source" and row.source_title:
+        label.append(f"\n    {clean(row.source_title)} · {size_text(row.source_chars)}", style="dim italic")
+    return label
+
+
+class ThreadList(Vertical):
+    class Selected(Message):
+        def __init__(self, thread_id: str) -> None:
+            super().__init__()
+            self.thread_id = thread_id
+
+    class SearchChanged(Message):
+        def __init__(self, query: str) -> None:
+            super().__init__()
+            self.query = query
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[ThreadRow] = []
+        self.current: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="Search threads…", id="thread-search", compact=True)
+        yield OptionList(id="threads")
+
+    def set_threads(self, rows: list[ThreadRow], current: str | None) -> None:
+        self.rows, self.current = rows, current
+        options = self.query_one("#threads", OptionList)
+        highlighted = options.highlighted
+        options.clear_options()
+        options.add_options(Option(thread_label(r, r.id == current), id=r.id) for r in rows)
+        if not rows:
+            options.add_option(Option(Text("No threads yet: type below to start one.", style="dim"),
+                                      disabled=True))
+        index = next((i for i, r in enumerate(rows) if r.id == current), highlighted)
+        if index is not None and rows:
+            options.highlighted = min(index, len(rows) - 1)
+
+    @on(OptionList.OptionSelected, "#threads")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id:
+            self.post_message(self.Selected(event.option.id))
+
+    @on(Input.Changed, "#thread-search")
+    def _search(self, event: Input.Changed) -> None:
+        event.stop()
+        self.post_message(self.SearchChanged(event.value))
+
+    @on(Input.Submitted, "#thread-search")
+    def _search_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#threads", OptionList).focus()
+
+    def focus_search(self) -> None:
+        self.query_one("#thread-search", Input).focus()
