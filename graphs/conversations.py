@@ -242,8 +242,11 @@ class Conversations:
         snapshot = await self.graph_for(thread).aget_state(_config(thread_id, at))
         messages = list(snapshot.values.get("messages", []))
         pending = MODEL_NODE in snapshot.next
-        error = next((t.error for t in snapshot.tasks if t.error), None) if pending else None
-        return ThreadView(thread, messages, pending, str(error) if error else None, at)
+        error = None
+        if pending:
+            stored = next((t.error for t in snapshot.tasks if t.error), None)
+            error = thread.last_error or (str(stored) if stored else None)
+        return ThreadView(thread, messages, pending, error, at)
 
     async def messages(self, thread_id: str, checkpoint_id: str | None = None) -> list[AnyMessage]:
         return (await self.view(thread_id, checkpoint_id)).messages
@@ -369,13 +372,16 @@ class Conversations:
                     else:
                         last_checkpoint = payload["config"]["configurable"]["checkpoint_id"]
         except Exception as exc:  # the model failed; the user's message stays
-            yield TurnFailed(describe_model_error(exc, self.settings.model))
+            problem = describe_model_error(exc, self.settings.model)
+            await asyncio.to_thread(self.db.store.set_error, thread.id, str(problem))
+            yield TurnFailed(problem)
             return
         except BaseException:  # cancelled, or closed by the consumer, mid-answer
             # Shielded: a second Esc or an app shutdown must not lose the partial answer.
             await asyncio.shield(self._save_cancelled(thread, start, "".join(shown)))
             raise
         await asyncio.to_thread(self.db.store.set_head, thread.id, last_checkpoint)
+        await asyncio.to_thread(self.db.store.set_error, thread.id, None)
         view = await graph.aget_state(_config(thread.id, last_checkpoint))
         answer = view.values["messages"][-1]
         usage = getattr(answer, "usage_metadata", None) or {}

@@ -59,6 +59,11 @@ MIGRATIONS: list[str] = [
         ON checkpoints(thread_id, checkpoint_ns, parent_checkpoint_id);
     CREATE TABLE IF NOT EXISTS prefs (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
+    # 3: what stopped the last answer, in words a person can act on (LangGraph
+    # keeps only the exception's repr in its __error__ write).
+    """
+    ALTER TABLE threads ADD COLUMN last_error TEXT;
+    """,
 ]
 
 
@@ -77,6 +82,7 @@ class ThreadRow:
     updated_at: float
     source_title: str | None = None
     source_chars: int | None = None
+    last_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ class SourceRow:
 
 _THREAD_COLUMNS = (
     "t.id, t.kind, t.title, t.head_checkpoint_id, t.source_id, t.created_at, t.updated_at, "
-    "s.title, s.chars"
+    "s.title, s.chars, t.last_error"
 )
 _THREAD_FROM = "threads t LEFT JOIN sources s ON s.id = t.source_id"
 
@@ -187,6 +193,10 @@ class Store:
                 "UPDATE threads SET head_checkpoint_id = ?, updated_at = ? WHERE id = ?",
                 (checkpoint_id, time.time() if now is None else now, thread_id),
             )
+
+    def set_error(self, thread_id: str, problem: str | None) -> None:
+        with self._cur() as cur:
+            cur.execute("UPDATE threads SET last_error = ? WHERE id = ?", (problem, thread_id))
 
     def rename_thread(self, thread_id: str, title: str) -> None:
         with self._cur() as cur:

@@ -220,9 +220,8 @@ class TernApp(App):
         self.current = view.thread
         error = None
         if view.pending and thread_id not in self.turns:
-            error = ("The last answer did not arrive"
-                     + (f": {clean(view.error)}" if view.error else " (tern stopped before it finished)")
-                     + ".")
+            error = ("The last answer did not arrive. "
+                     + (clean(view.error) if view.error else "tern stopped before it finished."))
         self.pending_retry = error is not None
         await self.query_one(MessageView).show(view.messages, error=error, empty_text=EMPTY_CHAT)
         self._update_status()
@@ -236,7 +235,7 @@ class TernApp(App):
         thread = self.current
         status.thread_title = (thread.title or "New chat") if thread else "New chat"
         if thread and thread.kind == "source":
-            status.source = f"📄 {thread.source_title} · {size_text(thread.source_chars)}"
+            status.source = f"▤ {thread.source_title} · {size_text(thread.source_chars)}"
         else:
             status.source = ""
         if last_answer is not None:

@@ -117,7 +117,10 @@ class ErrorMessage(Static, can_focus=True):
     BINDINGS = [Binding("r", "retry", "Retry")]
 
     def __init__(self, text: str) -> None:
-        super().__init__(clean(text) + "\nPress ctrl+r to retry.", markup=False, classes="message error")
+        text = clean(text)
+        if "ctrl+r" not in text:
+            text += "\nPress ctrl+r to retry."
+        super().__init__(text, markup=False, classes="message error")
         self.border_title = "Error"
 
     def action_retry(self) -> None:

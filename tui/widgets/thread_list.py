@@ -32,11 +32,11 @@ def size_text(chars: int | None) -> str:
 
 def thread_label(row: ThreadRow, current: bool) -> Text:
     marker = "▍" if current else " "
-    kind = "📄" if row.kind == "source" else "💬"
+    kind = "▤" if row.kind == "source" else "◇"
     title = clean(row.title) or "New chat"
     label = Text(f"{marker}{kind} ", no_wrap=True, overflow="ellipsis")
     label.append(title, style="bold" if current else "")
-    label.append(f"  {ago(row.updated_at)}", style="dim")
+    label.append(f" · {ago(row.updated_at)}", style="dim")
     if row.kind == "source" and row.source_title:
         label.append(f"\n    {clean(row.source_title)} · {size_text(row.source_chars)}", style="dim italic")
     return label
