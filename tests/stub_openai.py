@@ -54,6 +54,7 @@ class StubState:
     disconnects: list = field(default_factory=list)
     completed: int = 0
     first_chunk_at: list = field(default_factory=list)
+    last_chunk_at: list = field(default_factory=list)
 
 
 def _pieces(reply: Reply) -> list[str]:
@@ -161,6 +162,7 @@ def build_app(state: StubState):
                     state.first_chunk_at.append(time.perf_counter())
                 await write(_chunk({"content": piece}))
                 sent += 1
+            state.last_chunk_at.append(time.perf_counter())
             if reply.tool_call:
                 await write(_chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
                                                      "function": {"name": "lookup", "arguments": ""}}]}))

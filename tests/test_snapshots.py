@@ -93,3 +93,31 @@ def test_error_with_retry(snap_compare, tmp_path):
         app = create_app(settings_for(tmp_path, stub), start=StartRequest(thread_id=thread_id))
         assert snap_compare(app, terminal_size=SIZE,
                             run_before=run_before_for(lambda a: a.current is not None))
+
+
+def test_history_panel_on_a_forked_thread(snap_compare, tmp_path):
+    from graphs.history import History
+
+    with StubOpenAI() as stub:
+        async def seed():
+            service, thread = await seeded_thread(tmp_path, stub, [
+                Reply(text="Terns are seabirds."), Reply(text="About 40 species."),
+                Reply(text="The Arctic tern flies farthest."),
+            ], ["What are terns?", "How many kinds?"])
+            rows = await History(service).page(thread.id)
+            q2 = next(r for r in rows if r.preview == "How many kinds?")
+            async for _ in service.branch(thread.id, q2.checkpoint_id, "Which one flies farthest?"):
+                pass
+            service.close()
+            return thread.id
+
+        thread_id = asyncio.run(seed())
+        app = create_app(settings_for(tmp_path, stub), start=StartRequest(thread_id=thread_id))
+
+        async def open_panel(pilot):
+            await run_before_for(lambda a: a.current is not None)(pilot)
+            await pilot.press("ctrl+g")
+            await wait_for(pilot, lambda: pilot.app.main.query_one("#history").display)
+            await pilot.pause()
+
+        assert snap_compare(app, terminal_size=(120, 30), run_before=open_panel)

@@ -29,9 +29,10 @@ from graphs.config import Settings
 from graphs.endpoint import model_info
 from graphs.storage import ThreadRow
 from tui.sanitize import clean
-from tui.screens.dialogs import ConfirmScreen, PromptScreen, TextScreen
+from tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
 from tui.snapshot import FirstPaint, read_first_paint
 from tui.widgets.composer import Composer
+from tui.widgets.history_panel import HistoryPanel
 from tui.widgets.messages import AssistantMessage, CopyRequested, MessageView, RetryRequested, answer_note
 from tui.widgets.status_line import StatusLine
 from tui.widgets.thread_list import ThreadList, size_text
@@ -129,9 +130,16 @@ class TernApp(App):
         self.turns: dict[str, Worker] = {}
         self.pending_retry = False
         self.search_query = ""
+        self._history = None
+        self._history_next: str | None = None
         self.started_at = time.perf_counter()
 
     # ------------------------------------------------------------------ layout
+
+    @property
+    def main(self) -> Screen:
+        """The main screen, even while a dialog is on top (App.query_one asks the top one)."""
+        return self.screen_stack[0]
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -139,6 +147,7 @@ class TernApp(App):
             with Vertical(id="conversation"):
                 yield MessageView(id="messages")
                 yield Composer(id="composer")
+            yield HistoryPanel(id="history")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -148,12 +157,12 @@ class TernApp(App):
             self.theme = wanted
         else:
             self.notify(f"Unknown theme {wanted!r} in [ui] theme; using {self.theme}.", severity="warning")
-        self.query_one(ThreadList).set_threads(self.first_paint.threads, None)
-        status = self.query_one(StatusLine)
+        self.main.query_one(ThreadList).set_threads(self.first_paint.threads, None)
+        status = self.main.query_one(StatusLine)
         status.model_label = model_info(self.settings.model).label
         status.activity = "loading…"
-        await self.query_one(MessageView).show([], empty_text=EMPTY_CHAT)
-        self.query_one(Composer).focus()
+        await self.main.query_one(MessageView).show([], empty_text=EMPTY_CHAT)
+        self.main.query_one(Composer).focus()
         self.call_after_refresh(self._load_service)
 
     # ---------------------------------------------------------------- loading
@@ -172,13 +181,13 @@ class TernApp(App):
         self.call_from_thread(self._service_loaded, service)
 
     def _service_failed(self, exc: Exception) -> None:
-        self.query_one(StatusLine).activity = "database unavailable"
+        self.main.query_one(StatusLine).activity = "database unavailable"
         self.push_screen(TextScreen("tern cannot open its database", f"{exc}\n\nPress Esc, then ctrl+q to quit."))
 
     async def _service_loaded(self, service: Conversations) -> None:
         self.service = service
         self.service_ready.set()
-        self.query_one(StatusLine).activity = ""
+        self.main.query_one(StatusLine).activity = ""
         if self.first_paint.theme != self.theme:
             self._save_theme(self.theme)
         if self.start.source:
@@ -206,7 +215,7 @@ class TernApp(App):
             rows = await self.service.search_threads(self.search_query)
         else:
             rows = await self.service.list_threads()
-        self.query_one(ThreadList).set_threads(rows, self.current.id if self.current else None)
+        self.main.query_one(ThreadList).set_threads(rows, self.current.id if self.current else None)
 
     async def open_thread(self, thread_id: str, *, focus_composer: bool = True) -> None:
         from graphs.conversations import ConversationError
@@ -223,15 +232,15 @@ class TernApp(App):
             error = ("The last answer did not arrive. "
                      + (clean(view.error) if view.error else "tern stopped before it finished."))
         self.pending_retry = error is not None
-        await self.query_one(MessageView).show(view.messages, error=error, empty_text=EMPTY_CHAT)
+        await self.main.query_one(MessageView).show(view.messages, error=error, empty_text=EMPTY_CHAT)
         self._update_status()
-        self.query_one(ThreadList).set_threads(self.query_one(ThreadList).rows, thread_id)
+        self.main.query_one(ThreadList).set_threads(self.main.query_one(ThreadList).rows, thread_id)
         self.refresh_bindings()
         if focus_composer:
-            self.query_one(Composer).focus()
+            self.main.query_one(Composer).focus()
 
     def _update_status(self, last_answer: str | None = None) -> None:
-        status = self.query_one(StatusLine)
+        status = self.main.query_one(StatusLine)
         thread = self.current
         status.thread_title = (thread.title or "New chat") if thread else "New chat"
         if thread and thread.kind == "source":
@@ -278,11 +287,11 @@ class TernApp(App):
         from graphs.conversations import ConversationError, Token, TurnFailed, TurnFinished, TurnStarted
         from graphs.locks import ThreadBusyError
 
-        view = self.query_one(MessageView)
+        view = self.main.query_one(MessageView)
         if kind == "send":
             await view.add_user(text)
         if not self.service_ready.is_set():
-            self.query_one(StatusLine).activity = "loading…"
+            self.main.query_one(StatusLine).activity = "loading…"
             await self.service_ready.wait()
         service = self.service
         assert service is not None
@@ -298,7 +307,7 @@ class TernApp(App):
             self.refresh_bindings()
         answer: AssistantMessage | None = None
         self.pending_retry = False
-        self.query_one(StatusLine).activity = "answering…  (esc stops)"
+        self.main.query_one(StatusLine).activity = "answering…  (esc stops)"
         if kind == "send":
             events = service.send(thread_id, text)
         elif kind == "retry":
@@ -313,6 +322,8 @@ class TernApp(App):
             async with aclosing(events):
                 async for event in events:
                     if isinstance(event, TurnStarted):
+                        if kind == "branch" and showing():
+                            await self.open_thread(thread_id, focus_composer=False)  # the new branch
                         if showing():
                             answer = await view.start_answer()
                         self.current = await service.get_thread(thread_id) if showing() else self.current
@@ -345,7 +356,7 @@ class TernApp(App):
             self.notify(str(exc), severity="error", timeout=8)
             if kind == "send" and showing():
                 # the message was not taken: give the draft back
-                composer = self.query_one(Composer)
+                composer = self.main.query_one(Composer)
                 if not composer.text.strip():
                     composer.text = text
                 await self.open_thread(thread_id)
@@ -353,7 +364,7 @@ class TernApp(App):
             if self.turns.get(thread_id) is worker:
                 self.turns.pop(thread_id, None)
             if not self.turns:
-                self.query_one(StatusLine).activity = ""
+                self.main.query_one(StatusLine).activity = ""
             self.refresh_bindings()
             if self.is_running:
                 await self.refresh_threads()
@@ -377,13 +388,15 @@ class TernApp(App):
         return True
 
     def _history_open(self) -> bool:
-        return False
+        return bool(self.main.query_one(HistoryPanel).display)
 
     async def action_cancel(self) -> None:
         if self.current and (worker := self.turns.get(self.current.id)):
             worker.cancel()
-            self.query_one(Composer).focus()
+            self.main.query_one(Composer).focus()
             self.notify("Stopped. The part already written is kept.", timeout=3)
+        elif self._history_open():
+            await self.close_history()
 
     def action_retry(self) -> None:
         if self.pending_retry and self.current and not self.turn_running():
@@ -396,20 +409,20 @@ class TernApp(App):
     async def action_new_chat(self) -> None:
         self.current = None
         self.pending_retry = False
-        await self.query_one(MessageView).show([], empty_text=EMPTY_CHAT)
+        await self.main.query_one(MessageView).show([], empty_text=EMPTY_CHAT)
         self._update_status("")
         await self.refresh_threads()
         self.refresh_bindings()
-        self.query_one(Composer).focus()
+        self.main.query_one(Composer).focus()
 
     def action_toggle_threads(self) -> None:
-        sidebar = self.query_one(ThreadList)
+        sidebar = self.main.query_one(ThreadList)
         sidebar.display = not sidebar.display
         if not sidebar.display:
-            self.query_one(Composer).focus()
+            self.main.query_one(Composer).focus()
 
     def action_search(self) -> None:
-        sidebar = self.query_one(ThreadList)
+        sidebar = self.main.query_one(ThreadList)
         sidebar.display = True
         sidebar.focus_search()
 
@@ -498,7 +511,7 @@ class TernApp(App):
 
         await self.service_ready.wait()
         assert self.service is not None
-        status = self.query_one(StatusLine)
+        status = self.main.query_one(StatusLine)
         status.activity = f"loading {spec}…"
         try:
             thread = await self.service.new_source_chat(spec)
@@ -516,8 +529,127 @@ class TernApp(App):
             f"| `{keys}` | {what} |" for keys, what in KEYS)
         self.push_screen(TextScreen("Keys", table, markdown=True))
 
+    # ---------------------------------------------------------------- history
+
+    def history(self):
+        from graphs.history import History
+
+        assert self.service is not None
+        if self._history is None:
+            self._history = History(self.service)
+        return self._history
+
     async def action_history(self) -> None:
-        self.notify("The history panel is not built yet.", severity="warning")
+        if self._history_open():
+            await self.close_history()
+        else:
+            await self.open_history()
+
+    async def open_history(self) -> None:
+        if self.current is None or self.service is None:
+            self.notify("Start or open a conversation first.", severity="warning")
+            return
+        panel = self.main.query_one(HistoryPanel)
+        page = await self.history().read(self.current.id)
+        self._history_next = page.next_from
+        panel.display = True
+        panel.show(page.entries, page.next_from is not None, f"History · {self.current.title or 'New chat'}")
+        panel.focus_rows()
+        self.refresh_bindings()
+
+    async def close_history(self) -> None:
+        panel = self.main.query_one(HistoryPanel)
+        panel.display = False
+        self.main.query_one(StatusLine).activity = ""
+        if self.current is not None:
+            await self.open_thread(self.current.id)
+        self.refresh_bindings()
+        self.main.query_one(Composer).focus()
+
+    async def reload_history(self) -> None:
+        if self._history_open():
+            await self.open_history()
+
+    @on(HistoryPanel.MoreWanted)
+    async def _more_history(self) -> None:
+        panel = self.main.query_one(HistoryPanel)
+        if self.current is None or not self._history_next:
+            panel.loading = False
+            return
+        page = await self.history().read(self.current.id, self._history_next)
+        self._history_next = page.next_from
+        panel.append(page.entries, page.next_from is not None)
+        panel.loading = False
+
+    @on(HistoryPanel.Previewed)
+    async def _preview(self, event: HistoryPanel.Previewed) -> None:
+        if self.current is None or self.service is None or self.turn_running():
+            return
+        entry = event.entry
+        view = await self.service.view(self.current.id, entry.checkpoint_id)
+        error = entry.preview if entry.kind == "error" else None
+        await self.main.query_one(MessageView).show(view.messages, error=error)
+        self.main.query_one(StatusLine).activity = (
+            "" if entry.is_head else f"previewing step {entry.step} · enter: actions · esc: back")
+
+    @on(HistoryPanel.ActionRequested)
+    def _history_action(self, event: HistoryPanel.ActionRequested) -> None:
+        self.run_worker(self._act_on(event.entry), group="dialog")
+
+    async def _act_on(self, entry) -> None:
+        assert self.service is not None and self.current is not None
+        thread_id = self.current.id
+        choices = []
+        if entry.kind == "user":
+            choices += [("edit", "Edit this message and branch from here"),
+                        ("reask", "Ask this again (a new branch)")]
+        if not entry.is_head:
+            choices.append(("checkout", "Continue the conversation from here"))
+        if entry.branches > 1:
+            choices.append(("switch", f"Switch to another branch here ({entry.branches})"))
+        choices.append(("copy", "Copy up to here into a new thread"))
+        choice = await self.push_screen_wait(ChoiceScreen(f"Step {entry.step}: {entry.preview}", choices))
+        if choice is None:
+            return
+        if self.turn_running():
+            self.notify("Still answering: wait for it, or press Esc to stop it.", severity="warning")
+            return
+        from graphs.conversations import ConversationError
+
+        try:
+            if choice in ("edit", "reask"):
+                text = None
+                if choice == "edit":
+                    messages = await self.service.messages(thread_id, entry.checkpoint_id)
+                    text = await self.push_screen_wait(PromptScreen(
+                        "Edit the message (the old branch stays in the history):", str(messages[-1].text),
+                        select_all=False))
+                    if not text:
+                        return
+                await self.close_history()
+                self.run_turn("branch", text or "", entry.checkpoint_id)
+            elif choice == "checkout":
+                await self.service.checkout(thread_id, entry.checkpoint_id)
+                await self.close_history()
+                self.notify("The next message continues from that point; the later part stays in history.")
+            elif choice == "switch":
+                siblings = await self.history().siblings(thread_id, entry.checkpoint_id)
+                picked = await self.push_screen_wait(ChoiceScreen(
+                    "Switch to which branch?",
+                    [(s.checkpoint_id, f"{'● ' if s.checkpoint_id == entry.checkpoint_id else '  '}"
+                      f"{s.kind}: {s.preview}") for s in siblings]))
+                if picked:
+                    await self.history().switch_to(thread_id, picked)
+                    await self.open_thread(thread_id, focus_composer=False)
+                    await self.reload_history()
+            elif choice == "copy":
+                thread = await self.service.copy_to_new_thread(thread_id, entry.checkpoint_id)
+                self.main.query_one(HistoryPanel).display = False
+                await self.refresh_threads()
+                await self.open_thread(thread.id)
+                self.notify(f"Copied into “{clean(thread.title)}”.")
+        except ConversationError as exc:
+            self.notify(str(exc), severity="error")
 
     @on(CopyRequested)
     def _copy(self, event: CopyRequested) -> None:
@@ -550,7 +682,7 @@ class TernApp(App):
                 yield SystemCommand(title, help_text, callback)
 
     def action_copy_last(self) -> None:
-        answers = list(self.query(AssistantMessage))
+        answers = list(self.main.query(AssistantMessage))
         if not answers:
             self.notify("No answer to copy yet.", severity="warning")
             return

@@ -22,7 +22,7 @@ class FirstPaint:
     problem: str | None = None  # the database could not be read
 
 
-def read_first_paint(database: Path, limit: int = 200) -> FirstPaint:
+def read_first_paint(database: Path, limit: int = 60) -> FirstPaint:
     if not database.exists():
         return FirstPaint()
     try:

@@ -56,8 +56,10 @@ class PromptScreen(ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, question: str, value: str = "", *, placeholder: str = "",
-                 suggester: Suggester | None = None, problem: str = "") -> None:
+                 suggester: Suggester | None = None, problem: str = "",
+                 select_all: bool = True) -> None:
         super().__init__()
+        self.select_all = select_all
         self.question = question
         self.value = value
         self.placeholder = placeholder
@@ -67,7 +69,8 @@ class PromptScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.question, markup=False)
-            yield Input(self.value, placeholder=self.placeholder, suggester=self.suggester, id="answer")
+            yield Input(self.value, placeholder=self.placeholder, suggester=self.suggester, id="answer",
+                        select_on_focus=self.select_all)
             yield Static(self.problem, markup=False, classes="problem", id="problem")
 
     @on(Input.Submitted)
@@ -100,3 +103,31 @@ class TextScreen(ModalScreen[None]):
                     yield Markdown(self.body)
                 else:
                     yield Static(clean(self.body), markup=False)
+
+
+class ChoiceScreen(ModalScreen[str | None]):
+    """Pick one of a few actions: (key, label) pairs; Esc cancels."""
+
+    DEFAULT_CSS = DIALOG_CSS + """
+    ChoiceScreen OptionList { height: auto; max-height: 16; border: none; }
+    """
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, question: str, choices: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.question = question
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import OptionList
+        from textual.widgets.option_list import Option
+
+        with Vertical(id="dialog"):
+            yield Label(self.question, markup=False)
+            yield OptionList(*(Option(label, id=key) for key, label in self.choices), id="choices")
+
+    def on_mount(self) -> None:
+        self.query_one("#choices").focus()
+
+    def on_option_list_option_selected(self, event) -> None:
+        self.dismiss(event.option.id)

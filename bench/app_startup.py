@@ -1,0 +1,134 @@
+"""Launch to first full paint in a real terminal, and resident memory.
+
+Runs `tern` in tmux against a database of 300 threads of 40 messages (built
+once into a temporary folder), polling the pane until the thread list and
+the footer are drawn. Then reads the process's RSS once the background load
+is done (idle) and after one answer from the offline model.
+
+    uv run python bench/app_startup.py [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from _common import ROOT
+
+from graphs.config import ModelSettings, Settings
+from tests.test_app_support import fill_thread
+
+THREADS, TURNS = 300, 20
+SESSION = "tern-bench"
+
+
+async def build_database(path: Path) -> None:
+    settings = Settings(model=ModelSettings(provider="offline"), database=path)
+    for i in range(THREADS):
+        await fill_thread(settings, TURNS, title=f"Benchmark thread {i:03d}")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+
+
+def pane() -> str:
+    return tmux("capture-pane", "-p", "-t", SESSION)
+
+
+def tern_pid() -> int:
+    shell = int(tmux("list-panes", "-t", SESSION, "-F", "#{pane_pid}").strip())
+    # uv run execs python; find the python process below the pane
+    out = subprocess.run(["ps", "-eo", "pid,ppid,comm"], capture_output=True, text=True).stdout
+    children = {}
+    for line in out.splitlines()[1:]:
+        pid, ppid, comm = line.split(None, 2)
+        children.setdefault(int(ppid), []).append((int(pid), comm))
+    stack = [shell]
+    while stack:
+        pid = stack.pop()
+        for child, comm in children.get(pid, []):
+            if "python" in comm or comm.startswith("tern"):
+                return child
+            stack.append(child)
+    return shell
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def launch(config: Path) -> float:
+    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    python = str(ROOT / ".venv" / "bin" / "python")
+    start = time.perf_counter()
+    tmux("new-session", "-d", "-s", SESSION, "-x", "120", "-y", "40",
+         f"{python} -m tui.cli --config {config}")
+    while True:
+        screen = pane()
+        if "Benchmark thread 299" in screen and "Keys" in screen:
+            return time.perf_counter() - start
+        if time.perf_counter() - start > 20:
+            raise TimeoutError(screen)
+        time.sleep(0.005)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    if not shutil.which("tmux"):
+        raise SystemExit("needs tmux")
+    folder = Path(tempfile.mkdtemp(prefix="tern-bench-"))
+    # Building the database takes minutes; it is kept between runs here.
+    cached = Path(tempfile.gettempdir()) / f"tern-bench-{THREADS}x{TURNS}.db"
+    try:
+        db = folder / "tern.db"
+        if not cached.exists():
+            started = time.perf_counter()
+            asyncio.run(build_database(cached))
+            print(f"built the database in {time.perf_counter() - started:.0f} s")
+        shutil.copy(cached, db)
+        print(f"database: {THREADS} threads x {2 * TURNS} messages, {db.stat().st_size / 1e6:.1f} MB")
+        config = folder / "config.toml"
+        config.write_text(f'[storage]\ndatabase = "{db}"\n[model]\nprovider = "offline"\n')
+        os.chdir(ROOT)
+        times = []
+        for _ in range(args.runs):
+            times.append(launch(config) * 1000)
+            time.sleep(1.5)
+        print(f"launch -> first full paint (tmux, {args.runs} runs): median {statistics.median(times):.0f} ms, "
+              f"min {min(times):.0f} ms, max {max(times):.0f} ms")
+        # memory: idle after the background load, then after one answer
+        launch(config)
+        deadline = time.perf_counter() + 20
+        while "loading" in pane() and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        pid = tern_pid()
+        idle = rss_mb(pid)
+        tmux("send-keys", "-t", SESSION, "Hello there, offline model", "Enter")
+        deadline = time.perf_counter() + 30
+        while "last answer" not in pane() and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        answered = rss_mb(pid)
+        print(f"resident memory: {idle:.0f} MB idle after the background load, "
+              f"{answered:.0f} MB after one answer")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Opening the history panel on a 10,000-checkpoint thread.
+
+Builds a thread of 5,000 turns (10,000 checkpoints) through the real
+conversation service, then times (a) the service's first page of rows
+(History.read) and (b) the app: from ctrl+g to the first rows in the panel,
+under Pilot.
+
+    uv run python bench/history_panel.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from _common import summary
+
+from graphs.config import ModelSettings, Settings
+from graphs.conversations import Conversations
+from graphs.history import History
+from tests.test_app_support import fill_thread
+from tui.app import StartRequest, create_app
+from tui.widgets.history_panel import HistoryPanel
+
+TURNS = 5_000
+
+
+async def main() -> None:
+    cached = Path(tempfile.gettempdir()) / f"tern-bench-history-{TURNS}.db"
+    folder = Path(tempfile.mkdtemp(prefix="tern-history-"))
+    settings = Settings(model=ModelSettings(provider="offline"), database=folder / "tern.db")
+    if not cached.exists():
+        started = time.perf_counter()
+        build = Settings(model=settings.model, database=cached)
+        await fill_thread(build, TURNS, title="Long thread")
+        print(f"built {TURNS} turns in {time.perf_counter() - started:.0f} s")
+    shutil.copy(cached, settings.database)
+    service = Conversations.open(settings)
+    thread = (await service.list_threads(limit=1))[0]
+    count = service.db.saver.conn.execute(
+        "SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", (thread.id,)).fetchone()[0]
+    history = History(service)
+    service_ms = []
+    for _ in range(20):
+        start = time.perf_counter()
+        page = await history.read(thread.id)
+        service_ms.append((time.perf_counter() - start) * 1000)
+    assert len(page.entries) == 50
+    service.close()
+
+    app_ms = []
+    app = create_app(settings, start=StartRequest(thread_id=thread.id))
+    async with app.run_test(size=(120, 40)) as pilot:
+        while app.current is None:
+            await asyncio.sleep(0.01)
+        panel = app.main.query_one(HistoryPanel)
+        for _ in range(10):
+            start = time.perf_counter()
+            await app.open_history()
+            assert panel.entries
+            app_ms.append((time.perf_counter() - start) * 1000)
+            panel.display = False
+    shutil.rmtree(folder, ignore_errors=True)
+    print(f"thread of {count:,} checkpoints")
+    print("  first page (50 rows), History.read:          " + summary(service_ms))
+    print("  ctrl+g -> rows in the panel (app, Pilot):    " + summary(app_ms))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
