@@ -89,6 +89,9 @@ async def test_edit_branches_and_switching_back(tmp_path, stub):
         old = next(key for key, label in app.screen.choices if label.endswith("q2"))
         app.screen.dismiss(old)
         await wait_for(pilot, lambda: [w.text for w in app.query(UserMessage)] == ["q1", "q2"])
+        # the panel follows the switch: the old branch is the lineage now
+        await wait_for(pilot, lambda: "q2" in [e.preview for e in panel.entries]
+                       and "q2 edited" not in [e.preview for e in panel.entries])
 
 
 async def test_copy_to_new_thread(tmp_path, stub):

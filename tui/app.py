@@ -582,10 +582,14 @@ class TernApp(App):
         panel.loading = False
 
     @on(HistoryPanel.Previewed)
-    async def _preview(self, event: HistoryPanel.Previewed) -> None:
+    def _preview(self, event: HistoryPanel.Previewed) -> None:
+        # A worker, exclusive: holding an arrow key previews only where it stops.
+        self.run_worker(self._show_preview(event.entry), group="preview", exclusive=True,
+                        exit_on_error=False)
+
+    async def _show_preview(self, entry) -> None:
         if self.current is None or self.service is None or self.turn_running():
             return
-        entry = event.entry
         view = await self.service.view(self.current.id, entry.checkpoint_id)
         error = entry.preview if entry.kind == "error" else None
         await self.main.query_one(MessageView).show(view.messages, error=error)
