@@ -272,6 +272,9 @@ class TernApp(App):
                         severity="warning")
             return
         event.composer.clear()
+        if self._history_open():
+            # A preview is read-only: the message goes to the head, so show the head.
+            await self.close_history()
         self.run_turn("send", event.text)
 
     def run_turn(self, kind: str, text: str = "", checkpoint_id: str | None = None) -> Worker:
