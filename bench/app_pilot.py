@@ -26,7 +26,7 @@ from graphs.config import ModelSettings, Settings
 from tests.stub_openai import Reply, StubOpenAI
 from tui.app import create_app
 from tui.widgets.composer import Composer
-from tui.widgets.messages import AssistantMessage
+from tui.widgets.answer import AssistantMessage
 
 SIZE = (110, 36)
 

@@ -10,7 +10,8 @@ import pytest
 from graphs.config import ModelSettings, Settings
 from tui.app import StartRequest, TernApp, create_app
 from tui.widgets.composer import Composer
-from tui.widgets.messages import AssistantMessage, ErrorMessage, MessageView, UserMessage
+from tui.widgets.answer import AssistantMessage
+from tui.widgets.messages import ErrorMessage, MessageView, UserMessage
 from tui.widgets.status_line import StatusLine
 from tui.widgets.thread_list import ThreadList
 

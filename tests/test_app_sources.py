@@ -10,7 +10,7 @@ import pytest
 from tui.app import StartRequest
 from tui.cli import main as cli_main
 from tui.screens.dialogs import PromptScreen, TextScreen
-from tui.widgets.messages import AssistantMessage
+from tui.widgets.answer import AssistantMessage
 from tui.widgets.status_line import StatusLine
 
 from .test_app import SIZE, idle, make_app, ready, type_and_send, wait_for

@@ -7,7 +7,8 @@ import pytest
 from tui.app import StartRequest
 from tui.screens.dialogs import ChoiceScreen, PromptScreen
 from tui.widgets.history_panel import HistoryPanel
-from tui.widgets.messages import AssistantMessage, UserMessage
+from tui.widgets.answer import AssistantMessage
+from tui.widgets.messages import UserMessage
 
 from .stub_openai import Reply, StubOpenAI
 from .test_app import SIZE, idle, make_app, ready, type_and_send, wait_for

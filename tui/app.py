@@ -33,12 +33,13 @@ from tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextS
 from tui.snapshot import FirstPaint, read_first_paint
 from tui.widgets.composer import Composer
 from tui.widgets.history_panel import HistoryPanel
-from tui.widgets.messages import AssistantMessage, CopyRequested, MessageView, RetryRequested, answer_note
+from tui.widgets.messages import CopyRequested, MessageView, RetryRequested, answer_note
 from tui.widgets.status_line import StatusLine
 from tui.widgets.thread_list import ThreadList, size_text
 
 if TYPE_CHECKING:
     from graphs.conversations import Conversations
+    from tui.widgets.answer import AssistantMessage
 
 ServiceFactory = Callable[[Settings], "Conversations"]
 
@@ -689,7 +690,7 @@ class TernApp(App):
                 yield SystemCommand(title, help_text, callback)
 
     def action_copy_last(self) -> None:
-        answers = list(self.main.query(AssistantMessage))
+        answers = list(self.main.query(".message.assistant"))
         if not answers:
             self.notify("No answer to copy yet.", severity="warning")
             return

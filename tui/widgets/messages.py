@@ -15,17 +15,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from textual import on
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.timer import Timer
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from tui.sanitize import clean
 
 if TYPE_CHECKING:  # langchain_core costs ~0.5 s to import; the first paint must not wait for it
     from langchain_core.messages import AIMessage, AnyMessage
+
+    from tui.widgets.answer import AssistantMessage
 
 WINDOW = 40  # messages mounted when a thread opens
 BATCH = 30  # older messages mounted per scroll to the top
@@ -61,58 +61,6 @@ class UserMessage(Static, can_focus=True):
         self.post_message(CopyRequested(self.text, "message"))
 
 
-class AssistantMessage(Markdown, can_focus=True):
-    BINDINGS = [Binding("c", "copy", "Copy"), Binding("k", "copy_code", "Copy code")]
-
-    def __init__(self, text: str = "", *, cancelled: bool = False, note: str = "") -> None:
-        self.text = clean(text)
-        super().__init__(self.text, classes="message assistant", open_links=False)
-        self.border_title = "Assistant"
-        self._pending: list[str] = []
-        self._stream = None
-        self._timer: Timer | None = None
-        self.set_class(cancelled, "cancelled")
-        if cancelled:
-            self.border_subtitle = "cancelled"
-        elif note:
-            self.border_subtitle = note
-
-    def start_stream(self) -> None:
-        self._stream = Markdown.get_stream(self)
-        self._timer = self.set_interval(FLUSH_SECONDS, self.flush)
-
-    def add_token(self, text: str) -> None:
-        piece = clean(text)
-        self.text += piece
-        self._pending.append(piece)
-
-    async def flush(self) -> None:
-        if self._pending and self._stream is not None:
-            chunk = "".join(self._pending)
-            self._pending.clear()
-            await self._stream.write(chunk)
-
-    async def end_stream(self, *, note: str = "", cancelled: bool = False) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-        await self.flush()
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-        self.set_class(cancelled, "cancelled")
-        self.border_subtitle = "cancelled" if cancelled else note
-
-    def action_copy(self) -> None:
-        self.post_message(CopyRequested(self.text, "answer"))
-
-    def action_copy_code(self) -> None:
-        blocks = code_blocks(self.text)
-        if blocks:
-            self.post_message(CopyRequested("\n\n".join(blocks), "code"))
-        else:
-            self.notify("This answer has no code block.", severity="warning")
-
-
 class ErrorMessage(Static, can_focus=True):
     BINDINGS = [Binding("r", "retry", "Retry")]
 
@@ -142,6 +90,8 @@ def widget_for(message: AnyMessage) -> Any:
     if message.type == "human":
         return UserMessage(str(message.text))
     if message.type == "ai":
+        from tui.widgets.answer import AssistantMessage
+
         cancelled = message.response_metadata.get("finish_reason") == "cancelled"
         return AssistantMessage(str(message.text), cancelled=cancelled, note=answer_note(message))
     return None
@@ -202,6 +152,8 @@ class MessageView(VerticalScroll):
         return widget
 
     async def start_answer(self) -> AssistantMessage:
+        from tui.widgets.answer import AssistantMessage
+
         widget = AssistantMessage()
         await self.mount(widget)
         widget.start_stream()
@@ -216,8 +168,3 @@ class MessageView(VerticalScroll):
         for widget in list(self.query(".empty, ErrorMessage")):
             await widget.remove()
 
-    @on(Markdown.LinkClicked)
-    def _link(self, event: Markdown.LinkClicked) -> None:
-        # Links in model output are data: show where they go, open nothing.
-        event.stop()
-        self.notify(clean(event.href), title="Link (not opened)")
