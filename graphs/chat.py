@@ -26,7 +26,12 @@ def build_chat_graph(
         answer = await model().ainvoke(messages)
         return {"messages": [answer]}
 
-    builder = StateGraph(ChatState)
+    return single_model_graph(ChatState, call_model, checkpointer)
+
+
+def single_model_graph(state: type, call_model, checkpointer: BaseCheckpointSaver) -> CompiledStateGraph:
+    """START -> model -> END: the shape both of tern's graphs have."""
+    builder = StateGraph(state)
     builder.add_node(MODEL_NODE, call_model)
     builder.add_edge(START, MODEL_NODE)
     builder.add_edge(MODEL_NODE, END)

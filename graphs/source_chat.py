@@ -14,9 +14,9 @@ from collections.abc import Callable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from graphs.chat import single_model_graph
 from graphs.passages import Passage, select
 from graphs.state import MODEL_NODE, SourceChatState
 from graphs.storage import SourceRow
@@ -56,8 +56,4 @@ def build_source_chat_graph(
         answer.response_metadata["tern_passages"] = passages_metadata(passages)
         return {"messages": [answer]}
 
-    builder = StateGraph(SourceChatState)
-    builder.add_node(MODEL_NODE, call_model)
-    builder.add_edge(START, MODEL_NODE)
-    builder.add_edge(MODEL_NODE, END)
-    return builder.compile(checkpointer=checkpointer)
+    return single_model_graph(SourceChatState, call_model, checkpointer)

@@ -45,79 +45,76 @@ async def seeded_thread(tmp_path, stub, replies, sends):
         raise
 
 
+def snapshot_thread(snap_compare, tmp_path, seed, run_before=None, size=SIZE) -> bool:
+    """Seed a thread with ``seed(service, thread)`` over the stub, then snapshot the app on it."""
+    with StubOpenAI() as stub:
+        async def build():
+            service, thread = await seeded_thread(tmp_path, stub, [], [])
+            try:
+                await seed(service, thread, stub)
+            finally:
+                service.close()
+            return thread.id
+
+        thread_id = asyncio.run(build())
+        app = create_app(settings_for(tmp_path, stub), start=StartRequest(thread_id=thread_id))
+        return snap_compare(app, terminal_size=size,
+                            run_before=run_before or run_before_for(lambda a: a.current is not None))
+
+
+async def send(service, thread, stub, *exchanges):
+    for text, reply in exchanges:
+        stub.push(reply)
+        async for _ in service.send(thread.id, text):
+            pass
+
+
 def test_empty_first_run_on_the_offline_model(snap_compare, tmp_path):
     app = create_app(settings_for(tmp_path))
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before_for())
 
 
 def test_main_screen_with_a_conversation(snap_compare, tmp_path):
-    with StubOpenAI() as stub:
-        async def seed():
-            service, thread = await seeded_thread(tmp_path, stub, [
-                Reply(text="A *tern* is a seabird.\n\n```python\nprint('fly')\n```\n"),
-                Reply(text="Arctic terns migrate farther than any other bird."),
-            ], ["What is a tern?", "Any record holders?"])
-            service.close()
-            return thread.id
+    async def seed(service, thread, stub):
+        await send(service, thread, stub,
+                   ("What is a tern?", Reply(text="A *tern* is a seabird.\n\n```python\nprint('fly')\n```\n")),
+                   ("Any record holders?", Reply(text="Arctic terns migrate farther than any other bird.")))
 
-        thread_id = asyncio.run(seed())
-        app = create_app(settings_for(tmp_path, stub), start=StartRequest(thread_id=thread_id))
-        assert snap_compare(app, terminal_size=SIZE,
-                            run_before=run_before_for(lambda a: a.current is not None))
+    assert snapshot_thread(snap_compare, tmp_path, seed)
 
 
 def test_cancelled_answer(snap_compare, tmp_path):
-    with StubOpenAI() as stub:
-        async def seed():
-            service, thread = await seeded_thread(tmp_path, stub, [], [])
-            after = await service._append_human(thread, None, HumanMessage("Tell me a long story"))
-            await service._save_cancelled(thread, after, "Once upon a time, on a windy")
-            await service.rename(thread.id, "A long story")
-            service.close()
-            return thread.id
+    async def seed(service, thread, stub):
+        after = await service._append_human(thread, None, HumanMessage("Tell me a long story"))
+        await service._save_cancelled(thread, after, "Once upon a time, on a windy")
+        await service.rename(thread.id, "A long story")
 
-        thread_id = asyncio.run(seed())
-        app = create_app(settings_for(tmp_path, stub), start=StartRequest(thread_id=thread_id))
-        assert snap_compare(app, terminal_size=SIZE,
-                            run_before=run_before_for(lambda a: a.current is not None))
+    assert snapshot_thread(snap_compare, tmp_path, seed)
 
 
 def test_error_with_retry(snap_compare, tmp_path):
-    with StubOpenAI() as stub:
-        async def seed():
-            service, thread = await seeded_thread(tmp_path, stub, [Reply(status=429)], ["Hello?"])
-            service.close()
-            return thread.id
+    async def seed(service, thread, stub):
+        await send(service, thread, stub, ("Hello?", Reply(status=429)))
 
-        thread_id = asyncio.run(seed())
-        app = create_app(settings_for(tmp_path, stub), start=StartRequest(thread_id=thread_id))
-        assert snap_compare(app, terminal_size=SIZE,
-                            run_before=run_before_for(lambda a: a.current is not None))
+    assert snapshot_thread(snap_compare, tmp_path, seed)
 
 
 def test_history_panel_on_a_forked_thread(snap_compare, tmp_path):
     from graphs.history import History
 
-    with StubOpenAI() as stub:
-        async def seed():
-            service, thread = await seeded_thread(tmp_path, stub, [
-                Reply(text="Terns are seabirds."), Reply(text="About 40 species."),
-                Reply(text="The Arctic tern flies farthest."),
-            ], ["What are terns?", "How many kinds?"])
-            rows = await History(service).page(thread.id)
-            q2 = next(r for r in rows if r.preview == "How many kinds?")
-            async for _ in service.branch(thread.id, q2.checkpoint_id, "Which one flies farthest?"):
-                pass
-            service.close()
-            return thread.id
+    async def seed(service, thread, stub):
+        await send(service, thread, stub, ("What are terns?", Reply(text="Terns are seabirds.")),
+                   ("How many kinds?", Reply(text="About 40 species.")))
+        rows = await History(service).page(thread.id)
+        q2 = next(r for r in rows if r.preview == "How many kinds?")
+        stub.push(Reply(text="The Arctic tern flies farthest."))
+        async for _ in service.branch(thread.id, q2.checkpoint_id, "Which one flies farthest?"):
+            pass
 
-        thread_id = asyncio.run(seed())
-        app = create_app(settings_for(tmp_path, stub), start=StartRequest(thread_id=thread_id))
+    async def open_panel(pilot):
+        await run_before_for(lambda a: a.current is not None)(pilot)
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: pilot.app.main.query_one("#history").display)
+        await pilot.pause()
 
-        async def open_panel(pilot):
-            await run_before_for(lambda a: a.current is not None)(pilot)
-            await pilot.press("ctrl+g")
-            await wait_for(pilot, lambda: pilot.app.main.query_one("#history").display)
-            await pilot.pause()
-
-        assert snap_compare(app, terminal_size=(120, 30), run_before=open_panel)
+    assert snapshot_thread(snap_compare, tmp_path, seed, open_panel, size=(120, 30))
