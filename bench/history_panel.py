@@ -62,7 +62,7 @@ async def main() -> None:
 
     app_ms = []
     app = create_app(settings, start=StartRequest(thread_id=thread.id))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40)):
         while app.current is None:
             await asyncio.sleep(0.01)
         panel = app.main.query_one(HistoryPanel)

@@ -16,7 +16,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import closing
 from pathlib import Path
 from typing import Any, cast
 

@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,6 @@ class ThreadView:
     pending: bool  # the last user message has no answer yet (error or crash)
     error: str | None  # what stopped the last answer, when it failed
     head_checkpoint_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def is_cancelled(message: AnyMessage) -> bool:
@@ -158,9 +157,6 @@ class Conversations:
 
     def graph_for(self, thread: ThreadRow) -> CompiledStateGraph:
         return self.source_graph if thread.kind == "source" else self.chat_graph
-
-    def is_running(self, thread_id: str) -> bool:
-        return self.locks.is_locked(thread_id)
 
     # ------------------------------------------------------------- threads
 

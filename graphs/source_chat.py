@@ -18,7 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graphs.chat import single_model_graph
 from graphs.passages import Passage, select
-from graphs.state import MODEL_NODE, SourceChatState
+from graphs.state import SourceChatState
 from graphs.storage import SourceRow
 
 INSTRUCTIONS = (

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.checkpointer import HybridSqliteSaver, open_checkpointer
+from graphs.checkpointer import open_checkpointer
 
 
 @pytest.fixture

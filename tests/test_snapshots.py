@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from langchain_core.messages import HumanMessage
 
 from graphs.conversations import Conversations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from graphs.database import open_database
-from graphs.storage import MIGRATIONS, StorageError, Store, migrate
+from graphs.storage import MIGRATIONS, StorageError, migrate
 
 
 def test_listing_by_recency_reads_only_the_index(tmp_path):

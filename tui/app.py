@@ -10,12 +10,11 @@ and Esc cancels that worker.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -133,7 +132,6 @@ class TernApp(App):
         self.search_query = ""
         self._history = None
         self._history_next: str | None = None
-        self.started_at = time.perf_counter()
 
     # ------------------------------------------------------------------ layout
 
@@ -722,7 +720,3 @@ def create_app(
     """The one way to build the app, shared by the CLI and the tests."""
     return TernApp(settings, first_paint=read_first_paint(settings.database), start=start,
                    service_factory=service_factory)
-
-
-def run_app(app: TernApp, **kwargs: Any) -> Any:
-    return app.run(**kwargs)
