@@ -235,7 +235,10 @@ class Conversations:
         at = checkpoint_id or thread.head_checkpoint_id
         if at is None:
             return ThreadView(thread, [], False, None, None)
-        snapshot = await self.graph_for(thread).aget_state(_config(thread_id, at))
+        # On a worker thread: rebuilding a long thread's messages (DeltaChannel
+        # replay, deserialising thousands of messages) took ~250 ms at 10,000
+        # checkpoints, which on the event loop froze the screen.
+        snapshot = await asyncio.to_thread(self.graph_for(thread).get_state, _config(thread_id, at))
         messages = list(snapshot.values.get("messages", []))
         pending = MODEL_NODE in snapshot.next
         error = None

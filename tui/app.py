@@ -132,6 +132,7 @@ class TernApp(App):
         self.search_query = ""
         self._history = None
         self._history_next: str | None = None
+        self._previewing = False  # the view shows an older point than the head
 
     # ------------------------------------------------------------------ layout
 
@@ -562,6 +563,7 @@ class TernApp(App):
     async def close_history(self) -> None:
         panel = self.main.query_one(HistoryPanel)
         panel.display = False
+        self._previewing = False
         self.main.query_one(StatusLine).activity = ""
         if self.current is not None:
             await self.open_thread(self.current.id)
@@ -592,6 +594,9 @@ class TernApp(App):
     async def _show_preview(self, entry) -> None:
         if self.current is None or self.service is None or self.turn_running():
             return
+        if entry.is_head and not self._previewing:
+            return  # the head is what the conversation view already shows
+        self._previewing = not entry.is_head
         view = await self.service.view(self.current.id, entry.checkpoint_id)
         error = entry.preview if entry.kind == "error" else None
         await self.main.query_one(MessageView).show(view.messages, error=error)
