@@ -23,7 +23,7 @@ from pathlib import Path
 from _common import ROOT
 
 from graphs.config import ModelSettings, Settings
-from tests.test_app_support import fill_thread
+from tests.seeding import fill_thread
 
 THREADS, TURNS = 300, 20
 SESSION = "tern-bench"

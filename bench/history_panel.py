@@ -21,7 +21,7 @@ from _common import summary
 from graphs.config import ModelSettings, Settings
 from graphs.conversations import Conversations
 from graphs.history import History
-from tests.test_app_support import fill_thread
+from tests.seeding import fill_thread
 from tui.app import StartRequest, create_app
 from tui.widgets.history_panel import HistoryPanel
 

@@ -238,7 +238,7 @@ async def test_model_text_is_inert(tmp_path, stub):
 
 
 async def test_long_thread_mounts_only_the_newest(tmp_path):
-    from tests.test_app_support import fill_thread
+    from tests.seeding import fill_thread
 
     thread_id = await fill_thread(settings_for(tmp_path), turns=60)
     app = make_app(tmp_path, start=StartRequest(thread_id=thread_id))

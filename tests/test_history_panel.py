@@ -12,7 +12,7 @@ from tui.widgets.messages import UserMessage
 
 from .stub_openai import Reply, StubOpenAI
 from .test_app import SIZE, idle, make_app, ready, type_and_send, wait_for
-from .test_app_support import fill_thread
+from .seeding import fill_thread
 from .test_app import settings_for
 
 

@@ -1,4 +1,4 @@
-"""Helpers for app tests and benchmarks: fill a database quickly (not a test module)."""
+"""Fill a database with conversations, for app tests and benchmarks."""
 
 from __future__ import annotations
 
