@@ -80,45 +80,50 @@ def _status(exc: BaseException) -> int | None:
     return code if isinstance(code, int) else None
 
 
+#: (error type, kind, what happened, what to do), most specific first. The
+#: texts are formatted with {suffix} (" (HTTP 429)"), {endpoint}, {key_env}
+#: and {detail}.
+_PROBLEMS: list[tuple[type[BaseException] | tuple[type[BaseException], ...], str, str, str]] = [
+    (ModelAuthenticationError, "auth", "The endpoint rejected the API key{suffix}.",
+     "Check ${key_env} (or [model] api_key_env in config.toml), then retry."),
+    (ModelPermissionDeniedError, "permission", "This key may not use that model{suffix}.",
+     "Check the key's permissions or [model] name, then retry."),
+    (ModelNotFoundError, "not_found", "The endpoint does not know that model{suffix}.",
+     "Check [model] name and base_url in config.toml."),
+    (ModelRateLimitError, "rate_limit", "The endpoint is rate-limiting requests{suffix}.",
+     "Wait a moment, then retry (ctrl+r)."),
+    (ContextOverflowError, "context", "The conversation is too long for this model.",
+     "Start a new thread, or branch from an earlier point."),
+    (ModelTimeoutError, "timeout", "The model stopped answering (timed out).",
+     "Retry (ctrl+r); raise [model] timeout if it keeps happening."),
+    (ModelConnectionError, "connection", "Could not reach {endpoint}.",
+     "Check the server is running and [model] base_url is right, then retry."),
+    (ModelInvalidRequestError, "request", "The endpoint refused the request{suffix}: {detail}",
+     "Check [model] settings; retry after changing them."),
+    (ModelAPIError, "server", "The endpoint had an error{suffix}.",
+     "It is usually temporary: retry (ctrl+r)."),
+    (ModelError, "model", "The model failed: {detail}", "Retry (ctrl+r)."),
+    ((ConnectionError, OSError), "connection", "Could not reach {endpoint}: {detail}.",
+     "Check the server is running, then retry."),
+]
+
+
 def describe_model_error(exc: BaseException, settings: ModelSettings | None = None) -> ModelProblem:
     """Map provider-neutral ``langchain_core`` model errors to a readable problem."""
-    key_env = settings.api_key_env if settings else "OPENAI_API_KEY"
-    endpoint = (settings.base_url if settings and settings.base_url else "the model endpoint")
     status = _status(exc)
-    suffix = f" (HTTP {status})" if status else ""
-    if isinstance(exc, ModelAuthenticationError):
-        return ModelProblem("auth", f"The endpoint rejected the API key{suffix}.",
-                            f"Check ${key_env} (or [model] api_key_env in config.toml), then retry.")
-    if isinstance(exc, ModelPermissionDeniedError):
-        return ModelProblem("permission", f"This key may not use that model{suffix}.",
-                            "Check the key's permissions or [model] name, then retry.")
-    if isinstance(exc, ModelNotFoundError):
-        return ModelProblem("not_found", f"The endpoint does not know that model{suffix}.",
-                            "Check [model] name and base_url in config.toml.")
-    if isinstance(exc, ModelRateLimitError):
-        return ModelProblem("rate_limit", f"The endpoint is rate-limiting requests{suffix}.",
-                            "Wait a moment, then retry (ctrl+r).")
-    if isinstance(exc, ContextOverflowError):
-        return ModelProblem("context", "The conversation is too long for this model.",
-                            "Start a new thread, or branch from an earlier point.")
-    if isinstance(exc, ModelTimeoutError):
-        return ModelProblem("timeout", "The model stopped answering (timed out).",
-                            "Retry (ctrl+r); raise [model] timeout if it keeps happening.")
-    if isinstance(exc, ModelConnectionError):
-        return ModelProblem("connection", f"Could not reach {endpoint}.",
-                            "Check the server is running and [model] base_url is right, then retry.")
-    if isinstance(exc, ModelInvalidRequestError):
-        return ModelProblem("request", f"The endpoint refused the request{suffix}: {_detail(exc)}",
-                            "Check [model] settings; retry after changing them.")
-    if isinstance(exc, ModelAPIError) or (status and status >= 500):
-        return ModelProblem("server", f"The endpoint had an error{suffix}.",
+    fields = {
+        "suffix": f" (HTTP {status})" if status else "",
+        "endpoint": settings.base_url if settings and settings.base_url else "the model endpoint",
+        "key_env": settings.api_key_env if settings else "OPENAI_API_KEY",
+        "detail": _detail(exc),
+    }
+    for error_type, kind, message, hint in _PROBLEMS:
+        if isinstance(exc, error_type):
+            return ModelProblem(kind, message.format(**fields), hint.format(**fields))
+    if status and status >= 500:
+        return ModelProblem("server", "The endpoint had an error{suffix}.".format(**fields),
                             "It is usually temporary: retry (ctrl+r).")
-    if isinstance(exc, ModelError):
-        return ModelProblem("model", f"The model failed: {_detail(exc)}", "Retry (ctrl+r).")
-    if isinstance(exc, (ConnectionError, OSError)):
-        return ModelProblem("connection", f"Could not reach {endpoint}: {exc}.",
-                            "Check the server is running, then retry.")
-    return ModelProblem("internal", f"Something went wrong: {type(exc).__name__}: {_detail(exc)}",
+    return ModelProblem("internal", f"Something went wrong: {type(exc).__name__}: {fields['detail']}",
                         "Retry (ctrl+r); your message is saved.")
 
 
