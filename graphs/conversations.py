@@ -40,7 +40,7 @@ from graphs.chat import build_chat_graph
 from graphs.config import Settings
 from graphs.database import Database, open_database
 from graphs.locks import ThreadLocks
-from graphs.models import ModelInfo, ModelProblem, describe_model_error, make_chat_model, model_info
+from graphs.models import ModelProblem, describe_model_error, make_chat_model
 from graphs.source_chat import build_source_chat_graph
 from graphs.sources import load_source
 from graphs.state import MODEL_NODE
@@ -104,7 +104,8 @@ def auto_title(text: str) -> str:
     return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1].rstrip() + "…"
 
 
-def _config(thread_id: str, checkpoint_id: str | None = None) -> dict:
+def thread_config(thread_id: str, checkpoint_id: str | None = None) -> dict:
+    """The config that addresses a thread's root namespace (at ``checkpoint_id``)."""
     configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
@@ -151,10 +152,6 @@ class Conversations:
             self._model = self._model_factory()
         return self._model
 
-    @property
-    def model_info(self) -> ModelInfo:
-        return model_info(self.settings.model)
-
     def graph_for(self, thread: ThreadRow) -> CompiledStateGraph:
         return self.source_graph if thread.kind == "source" else self.chat_graph
 
@@ -179,7 +176,7 @@ class Conversations:
         if source is not None:
             # The source id is part of the graph state from the first checkpoint on.
             config = await self.source_graph.aupdate_state(
-                _config(thread_id), {"source_id": source.id, "messages": []}, as_node=MODEL_NODE
+                thread_config(thread_id), {"source_id": source.id, "messages": []}, as_node=MODEL_NODE
             )
             await asyncio.to_thread(self.db.store.set_head, thread_id, _checkpoint_id(config))
             thread = await self._thread(thread_id)
@@ -226,6 +223,15 @@ class Conversations:
 
     # ------------------------------------------------------------- reading
 
+    async def _state(self, thread: ThreadRow, checkpoint_id: str) -> Any:
+        """The graph state at a checkpoint, rebuilt on a worker thread.
+
+        Rebuilding a long thread's messages (DeltaChannel replay, deserialising
+        thousands of messages) took ~250 ms at 10,000 checkpoints; on the event
+        loop that froze the screen.
+        """
+        return await asyncio.to_thread(self.graph_for(thread).get_state, thread_config(thread.id, checkpoint_id))
+
     async def head(self, thread_id: str) -> str | None:
         return (await self._thread(thread_id)).head_checkpoint_id
 
@@ -235,10 +241,7 @@ class Conversations:
         at = checkpoint_id or thread.head_checkpoint_id
         if at is None:
             return ThreadView(thread, [], False, None, None)
-        # On a worker thread: rebuilding a long thread's messages (DeltaChannel
-        # replay, deserialising thousands of messages) took ~250 ms at 10,000
-        # checkpoints, which on the event loop froze the screen.
-        snapshot = await asyncio.to_thread(self.graph_for(thread).get_state, _config(thread_id, at))
+        snapshot = await self._state(thread, at)
         messages = list(snapshot.values.get("messages", []))
         pending = MODEL_NODE in snapshot.next
         error = None
@@ -273,11 +276,11 @@ class Conversations:
         async with self.locks.hold(thread_id):
             thread = await self._thread(thread_id)
             head = thread.head_checkpoint_id
-            snapshot = await self.graph_for(thread).aget_state(_config(thread_id, head)) if head else None
+            snapshot = await self._state(thread, head) if head else None
             if snapshot is None or MODEL_NODE not in snapshot.next:
                 raise ConversationError("Nothing to retry: the last message was answered.")
             yield TurnStarted(thread_id, None)
-            async with aclosing(self._run(thread, _config(thread_id, head))) as run:
+            async with aclosing(self._run(thread, thread_config(thread_id, head))) as run:
                 async for event in run:
                     yield event
 
@@ -290,8 +293,7 @@ class Conversations:
         """
         async with self.locks.hold(thread_id):
             thread = await self._thread(thread_id)
-            graph = self.graph_for(thread)
-            snapshot = await graph.aget_state(_config(thread_id, checkpoint_id))
+            snapshot = await self._state(thread, checkpoint_id)
             messages = snapshot.values.get("messages", [])
             if not messages or not isinstance(messages[-1], HumanMessage):
                 raise ConversationError("Branching starts from a user message.")
@@ -312,7 +314,7 @@ class Conversations:
         """Make ``checkpoint_id`` the head: the next message continues from there."""
         async with self.locks.hold(thread_id):
             await self._thread(thread_id)
-            if await self.db.saver.aget_tuple(_config(thread_id, checkpoint_id)) is None:
+            if await self.db.saver.aget_tuple(thread_config(thread_id, checkpoint_id)) is None:
                 raise ConversationError("That point of the conversation no longer exists.")
             await asyncio.to_thread(self.db.store.set_head, thread_id, checkpoint_id)
 
@@ -324,7 +326,7 @@ class Conversations:
             if at is None:
                 raise ConversationError("An empty conversation has nothing to copy.")
             new_id = str(uuid.uuid4())
-            copied = await self.db.saver.acopy_lineage(_config(thread_id, at), new_id)
+            copied = await self.db.saver.acopy_lineage(thread_config(thread_id, at), new_id)
             if copied is None:
                 raise ConversationError("That point of the conversation no longer exists.")
             store = self.db.store
@@ -334,15 +336,14 @@ class Conversations:
             )
             await asyncio.to_thread(store.set_head, new_id, copied)
             messages = await self.messages(new_id)
-            for message in messages:
-                await asyncio.to_thread(store.index_text, new_id, str(message.text))
+            await asyncio.to_thread(store.index_texts, new_id, [str(m.text) for m in messages])
         return await self._thread(new_id)
 
     async def _append_human(self, thread: ThreadRow, head: str | None, human: HumanMessage) -> dict:
         """Checkpoint the user's message before any model call (invariant 7)."""
         graph = self.graph_for(thread)
         after = await graph.aupdate_state(
-            _config(thread.id, head), {"messages": [human]}, as_node=START
+            thread_config(thread.id, head), {"messages": [human]}, as_node=START
         )
         await asyncio.to_thread(self.db.store.set_head, thread.id, _checkpoint_id(after))
         return after
@@ -351,7 +352,7 @@ class Conversations:
         graph = self.graph_for(thread)
         started = time.monotonic()
         shown: list[str] = []  # the text the consumer has received: what is on screen
-        last_checkpoint = _checkpoint_id(start)
+        last: dict | None = None  # the run's newest checkpoint event: its config and values
         try:
             # aclosing: when the turn is abandoned (the consumer's task
             # cancelled, or the consumer closing us while it was busy
@@ -369,7 +370,7 @@ class Conversations:
                             shown.append(piece)
                             yield Token(piece)
                     else:
-                        last_checkpoint = payload["config"]["configurable"]["checkpoint_id"]
+                        last = payload
         except Exception as exc:  # the model failed; the user's message stays
             problem = describe_model_error(exc, self.settings.model)
             await asyncio.to_thread(self.db.store.set_error, thread.id, str(problem))
@@ -379,10 +380,12 @@ class Conversations:
             # Shielded: a second Esc or an app shutdown must not lose the partial answer.
             await asyncio.shield(self._save_cancelled(thread, start, "".join(shown)))
             raise
-        await asyncio.to_thread(self.db.store.set_head, thread.id, last_checkpoint)
+        assert last is not None  # a completed run always checkpoints the model's answer
+        await asyncio.to_thread(self.db.store.set_head, thread.id, _checkpoint_id(last["config"]))
         await asyncio.to_thread(self.db.store.set_error, thread.id, None)
-        view = await graph.aget_state(_config(thread.id, last_checkpoint))
-        answer = view.values["messages"][-1]
+        # The event carries the state LangGraph already holds; reading it back
+        # from the database would replay the whole thread once more per turn.
+        answer = last["values"]["messages"][-1]
         usage = getattr(answer, "usage_metadata", None) or {}
         await asyncio.to_thread(self.db.store.index_text, thread.id, str(answer.text))
         yield TurnFinished(answer, usage.get("input_tokens"), usage.get("output_tokens"),

@@ -23,6 +23,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
+from graphs.conversations import thread_config
+
 if TYPE_CHECKING:
     from graphs.conversations import Conversations
 
@@ -134,7 +136,7 @@ class History:
         start = start or head
         if start is None:
             return HistoryPage([], None)
-        config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": start}}
+        config = thread_config(thread_id, start)
         # One extra row: a checkpoint's parent says what the checkpoint added.
         walked = [t async for t in self.saver.aancestors(config, limit=limit + 1, page_size=limit + 1)]
         extra = walked[limit] if len(walked) > limit else None
@@ -147,8 +149,7 @@ class History:
 
     async def siblings(self, thread_id: str, checkpoint_id: str) -> list[HistoryEntry]:
         """The alternatives at a point: the entry and its siblings, oldest first."""
-        tup = await self.saver.aget_tuple(
-            {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}})
+        tup = await self.saver.aget_tuple(thread_config(thread_id, checkpoint_id))
         if tup is None or tup.parent_config is None:
             return []
         parent_id = tup.parent_config["configurable"]["checkpoint_id"]
@@ -156,8 +157,7 @@ class History:
         ids = await asyncio.to_thread(self.saver.children, thread_id, parent_id)
         out = []
         for cid in ids:
-            child = await self.saver.aget_tuple(
-                {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": cid}})
+            child = await self.saver.aget_tuple(thread_config(thread_id, cid))
             if child is not None:
                 out.extend(entries_for([child], parent, {parent_id: len(ids)}, None))
         return out

@@ -209,11 +209,13 @@ class Store:
 
     def index_text(self, thread_id: str, text: str) -> None:
         """Remember message text so search finds the thread by what was said."""
-        if text.strip():
+        self.index_texts(thread_id, [text])
+
+    def index_texts(self, thread_id: str, texts: list[str]) -> None:
+        rows = [(thread_id, text) for text in texts if text.strip()]
+        if rows:
             with self._cur() as cur:
-                cur.execute(
-                    "INSERT INTO thread_text (thread_id, text) VALUES (?, ?)", (thread_id, text)
-                )
+                cur.executemany("INSERT INTO thread_text (thread_id, text) VALUES (?, ?)", rows)
 
     def search_threads(self, query: str, *, limit: int = 200) -> list[ThreadRow]:
         """Threads whose title or any message contains ``query`` (case-insensitive)."""
