@@ -18,9 +18,9 @@ from typing import Annotated, TypedDict
 
 from _common import ROOT  # noqa: F401  (puts the project on sys.path)
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from graphs.chat import single_model_graph
 from graphs.checkpointer import open_checkpointer
 from graphs.state import ChatState
 
@@ -42,11 +42,7 @@ def measure(state_type, path: Path) -> dict[int, int]:
     def answer(state):
         return {"messages": [AIMessage("a" * 1000)]}
 
-    builder = StateGraph(state_type)
-    builder.add_node("model", answer)
-    builder.add_edge(START, "model")
-    builder.add_edge("model", END)
-    graph = builder.compile(checkpointer=saver)
+    graph = single_model_graph(state_type, answer, saver)
     config = {"configurable": {"thread_id": "t"}}
     sizes = {0: file_bytes(path, saver)}
     for turn in range(1, max(CHECKPOINTS) + 1):

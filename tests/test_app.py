@@ -69,6 +69,19 @@ def idle(app) -> bool:
     return not app.turns
 
 
+async def two_threads(pilot, first_text, second_text) -> tuple[str, str]:
+    """Send in the current (new) chat, start another with ctrl+n, send there; return both ids."""
+    app = pilot.app
+    await type_and_send(pilot, first_text)
+    await wait_for(pilot, lambda: app.current is not None and idle(app))
+    first = app.current.id
+    await pilot.press("ctrl+n")
+    assert app.current is None and not app.query(UserMessage)
+    await type_and_send(pilot, second_text)
+    await wait_for(pilot, lambda: app.current is not None and app.current.id != first and idle(app))
+    return first, app.current.id
+
+
 async def test_send_streams_an_answer_and_saves_it(tmp_path, stub):
     stub.push(Reply(text="Hello **there**.", pace=0.01))
     app = make_app(tmp_path, stub)
@@ -146,14 +159,7 @@ async def test_new_rename_search_delete(tmp_path, stub):
     app = make_app(tmp_path, stub)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await type_and_send(pilot, "about zebras")
-        await wait_for(pilot, lambda: app.current is not None and idle(app))
-        first = app.current.id
-        await pilot.press("ctrl+n")
-        assert app.current is None and not app.query(UserMessage)
-        await type_and_send(pilot, "about ferns")
-        await wait_for(pilot, lambda: app.current is not None and app.current.id != first and idle(app))
-        second = app.current.id
+        first, second = await two_threads(pilot, "about zebras", "about ferns")
         sidebar = app.query_one(ThreadList)
         assert [r.id for r in sidebar.rows] == [second, first]
 
@@ -184,12 +190,7 @@ async def test_selecting_a_thread_opens_it(tmp_path, stub):
     app = make_app(tmp_path, stub)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await type_and_send(pilot, "one")
-        await wait_for(pilot, lambda: app.current is not None and idle(app))
-        first = app.current.id
-        await pilot.press("ctrl+n")
-        await type_and_send(pilot, "two")
-        await wait_for(pilot, lambda: app.current is not None and app.current.id != first and idle(app))
+        first, _ = await two_threads(pilot, "one", "two")
         options = app.query_one("#threads")
         options.focus()
         options.highlighted = 1

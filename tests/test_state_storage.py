@@ -6,9 +6,9 @@ from typing import Annotated, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.channels.delta import DeltaChannel
-from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from graphs.chat import single_model_graph
 from graphs.checkpointer import open_checkpointer
 from graphs.state import ChatState, fold_messages
 
@@ -25,11 +25,7 @@ def build(state_type, saver):
     def answer(state):
         return {"messages": [AIMessage("a" * 1000)]}
 
-    builder = StateGraph(state_type)
-    builder.add_node("model", answer)
-    builder.add_edge(START, "model")
-    builder.add_edge("model", END)
-    return builder.compile(checkpointer=saver)
+    return single_model_graph(state_type, answer, saver)
 
 
 def run_turns(graph, thread, turns):

@@ -22,7 +22,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from graphs.config import Settings
 from graphs.endpoint import model_info
@@ -298,14 +298,11 @@ class TernApp(App):
             await self.service_ready.wait()
         service = self.service
         assert service is not None
-        worker = self.turns.get(thread_id) if thread_id else None
-        if thread_id is None:
+        worker = get_current_worker()
+        if thread_id is None:  # a new chat becomes a thread with its first message
             thread = await service.create_thread()
             thread_id = thread.id
             self.current = thread
-            from textual.worker import get_current_worker
-
-            worker = get_current_worker()
             self.turns[thread_id] = worker
             self.refresh_bindings()
         answer: AssistantMessage | None = None
