@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -585,7 +586,9 @@ class TernApp(App):
     @on(HistoryPanel.Previewed)
     def _preview(self, event: HistoryPanel.Previewed) -> None:
         # A worker, exclusive: holding an arrow key previews only where it stops.
-        self.run_worker(self._show_preview(event.entry), group="preview", exclusive=True,
+        # A callable, not a coroutine: a preview superseded before it starts is
+        # then never created (no "never awaited" coroutine left behind).
+        self.run_worker(partial(self._show_preview, event.entry), group="preview", exclusive=True,
                         exit_on_error=False)
 
     async def _show_preview(self, entry) -> None:
