@@ -6,10 +6,12 @@ import asyncio
 import time
 
 import pytest
+from textual.widgets._footer import FooterKey  # not re-exported by textual.widgets
 
 from graphs.config import ModelSettings, Settings
 from tui.app import StartRequest, TernApp, create_app
 from tui.widgets.composer import Composer
+from tui.widgets.footer import Footer
 from tui.widgets.answer import AssistantMessage
 from tui.widgets.messages import ErrorMessage, MessageView, UserMessage
 from tui.widgets.status_line import StatusLine
@@ -273,6 +275,29 @@ async def test_theme_persists(tmp_path):
     again = make_app(tmp_path)
     async with again.run_test(size=SIZE) as pilot:
         assert again.theme == "nord"
+
+
+async def test_footer_shows_keys_and_recomposes_once_per_burst(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        footer = app.query_one(Footer)
+        assert {key.description for key in footer.query(FooterKey)} >= {"Stop", "New", "History", "Keys"}
+        recomposes = 0
+        original = footer.recompose
+
+        async def counting() -> None:
+            nonlocal recomposes
+            recomposes += 1
+            await original()
+
+        footer.recompose = counting
+        for _ in range(5):
+            app.screen.refresh_bindings()
+        await pilot.pause()
+        await pilot.pause()
+        assert recomposes == 1
+        assert {key.description for key in footer.query(FooterKey)} >= {"Stop", "New", "History", "Keys"}
 
 
 async def test_palette_lists_every_action(tmp_path):

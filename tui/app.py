@@ -22,7 +22,6 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from graphs.config import Settings
@@ -32,6 +31,7 @@ from tui.sanitize import clean
 from tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
 from tui.snapshot import FirstPaint, read_first_paint
 from tui.widgets.composer import Composer
+from tui.widgets.footer import Footer
 from tui.widgets.history_panel import HistoryPanel
 from tui.widgets.messages import CopyRequested, MessageView, RetryRequested, answer_note
 from tui.widgets.status_line import StatusLine
