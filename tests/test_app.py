@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 
 import pytest
@@ -298,6 +299,18 @@ async def test_footer_shows_keys_and_recomposes_once_per_burst(tmp_path):
         await pilot.pause()
         assert recomposes == 1
         assert {key.description for key in footer.query(FooterKey)} >= {"Stop", "New", "History", "Keys"}
+
+
+async def test_collector_held_off_by_the_cli_returns_after_the_first_frame(tmp_path):
+    app = make_app(tmp_path)
+    gc.disable()
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            assert gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
 
 
 async def test_palette_lists_every_action(tmp_path):

@@ -10,6 +10,7 @@ and Esc cancels that worker.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -164,9 +165,19 @@ class TernApp(App):
         status.activity = "loading…"
         await self.main.query_one(MessageView).show([], empty_text=EMPTY_CHAT)
         self.main.query_one(Composer).focus()
-        self.call_after_refresh(self._load_service)
+        self.call_after_refresh(self.first_frame_drawn)
 
     # ---------------------------------------------------------------- loading
+
+    def first_frame_drawn(self) -> None:
+        if not gc.isenabled():  # `tern` holds the collector off for start-up
+            # Everything alive now (Textual, the widgets, the styles) lives as
+            # long as the app: frozen, later collections skip it, which keeps
+            # them short while answers stream. The price: the start-up's
+            # garbage is never freed (4,200 objects, 0.65 MB measured).
+            gc.freeze()
+            gc.enable()
+        self._load_service()
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load_service(self) -> None:
