@@ -135,6 +135,11 @@ class TernApp(App):
         self._history = None
         self._history_next: str | None = None
         self._previewing = False  # the view shows an older point than the head
+        # Set before the first styling: from on_mount it would restyle every widget.
+        wanted = self.first_paint.theme or self.settings.theme
+        self.unknown_theme = None if wanted in self.available_themes else wanted
+        if not self.unknown_theme:
+            self.theme = wanted
 
     # ------------------------------------------------------------------ layout
 
@@ -154,11 +159,9 @@ class TernApp(App):
         yield Footer()
 
     async def on_mount(self) -> None:
-        wanted = self.first_paint.theme or self.settings.theme
-        if wanted in self.available_themes:
-            self.theme = wanted
-        else:
-            self.notify(f"Unknown theme {wanted!r} in [ui] theme; using {self.theme}.", severity="warning")
+        if self.unknown_theme:
+            self.notify(f"Unknown theme {self.unknown_theme!r} in [ui] theme; using {self.theme}.",
+                        severity="warning")
         self.main.query_one(ThreadList).set_threads(self.first_paint.threads, None)
         status = self.main.query_one(StatusLine)
         status.model_label = model_info(self.settings.model).label
