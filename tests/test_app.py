@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import time
 
@@ -276,6 +277,14 @@ async def test_theme_persists(tmp_path):
     again = make_app(tmp_path)
     async with again.run_test(size=SIZE) as pilot:
         assert again.theme == "nord"
+
+
+async def test_unknown_theme_is_reported_and_the_default_kept(tmp_path):
+    app = create_app(dataclasses.replace(settings_for(tmp_path), theme="no-such-theme"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.theme == "textual-dark"
+        assert any("no-such-theme" in n.message for n in app._notifications)
 
 
 async def test_footer_shows_keys_and_recomposes_once_per_burst(tmp_path):
