@@ -287,12 +287,18 @@ async def test_unknown_theme_is_reported_and_the_default_kept(tmp_path):
         assert any("no-such-theme" in n.message for n in app._notifications)
 
 
-async def test_footer_shows_keys_and_recomposes_once_per_burst(tmp_path):
-    app = make_app(tmp_path)
+def footer_keys(app) -> dict[str, bool]:
+    """Footer key description -> enabled."""
+    return {key.description: not key.has_class("-disabled") for key in app.query_one(Footer).query(FooterKey)}
+
+
+async def test_footer_recomposes_only_when_its_keys_change(tmp_path, stub):
+    stub.push(Reply(text="slow " * 3000, pace=0.01))
+    app = make_app(tmp_path, stub)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         footer = app.query_one(Footer)
-        assert {key.description for key in footer.query(FooterKey)} >= {"Stop", "New", "History", "Keys"}
+        assert footer_keys(app).items() >= {("Stop", False), ("Retry", False), ("New", True), ("Keys", True)}
         recomposes = 0
         original = footer.recompose
 
@@ -302,12 +308,19 @@ async def test_footer_shows_keys_and_recomposes_once_per_burst(tmp_path):
             await original()
 
         footer.recompose = counting
-        for _ in range(5):
+        for _ in range(5):  # bindings signals that change nothing shown
             app.screen.refresh_bindings()
+        app.query_one(MessageView).focus()
+        app.query_one(Composer).focus()
         await pilot.pause()
         await pilot.pause()
-        assert recomposes == 1
-        assert {key.description for key in footer.query(FooterKey)} >= {"Stop", "New", "History", "Keys"}
+        assert recomposes == 0
+        await type_and_send(pilot, "go")  # a running turn enables Stop
+        await wait_for(pilot, lambda: footer_keys(app).get("Stop") is True)
+        assert recomposes >= 1
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: idle(app) and footer_keys(app).get("Stop") is False)
+        assert footer_keys(app).items() >= {("New", True), ("History", True), ("Keys", True)}
 
 
 async def test_collector_held_off_by_the_cli_returns_after_the_first_frame(tmp_path):
