@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import shutil
 from collections.abc import Callable, Iterable
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -150,23 +151,21 @@ class TernApp(App):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
-            yield ThreadList(id="sidebar")
+            yield ThreadList(self.first_paint.threads, id="sidebar")
             with Vertical(id="conversation"):
-                yield MessageView(id="messages")
+                yield MessageView(EMPTY_CHAT, id="messages")
                 yield Composer(id="composer")
             yield HistoryPanel(id="history")
-        yield StatusLine(id="status")
+        status = StatusLine(id="status")
+        status.model_label = model_info(self.settings.model).label
+        status.activity = "loading…"
+        yield status
         yield Footer()
 
-    async def on_mount(self) -> None:
+    def on_mount(self) -> None:
         if self.unknown_theme:
             self.notify(f"Unknown theme {self.unknown_theme!r} in [ui] theme; using {self.theme}.",
                         severity="warning")
-        self.main.query_one(ThreadList).set_threads(self.first_paint.threads, None)
-        status = self.main.query_one(StatusLine)
-        status.model_label = model_info(self.settings.model).label
-        status.activity = "loading…"
-        await self.main.query_one(MessageView).show([], empty_text=EMPTY_CHAT)
         self.main.query_one(Composer).focus()
         self.call_after_refresh(self.first_frame_drawn)
 
@@ -737,5 +736,8 @@ def create_app(
     service_factory: ServiceFactory | None = None,
 ) -> TernApp:
     """The one way to build the app, shared by the CLI and the tests."""
-    return TernApp(settings, first_paint=read_first_paint(settings.database), start=start,
-                   service_factory=service_factory)
+    # The first frame lists only the threads a screen can show; each one in
+    # the OptionList is laid out up front. The full list follows the service.
+    screenful = shutil.get_terminal_size().lines
+    return TernApp(settings, first_paint=read_first_paint(settings.database, limit=screenful),
+                   start=start, service_factory=service_factory)

@@ -100,9 +100,14 @@ def widget_for(message: AnyMessage) -> Any:
 class MessageView(VerticalScroll):
     """Shows one thread; mounts the newest WINDOW messages, older ones on demand."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, placeholder: str = "", **kwargs) -> None:
         super().__init__(**kwargs)
         self._older: list[AnyMessage] = []
+        self._placeholder = placeholder
+
+    def compose(self):
+        if self._placeholder:  # shown until the first thread opens
+            yield Static(self._placeholder, markup=False, classes="empty")
 
     def on_mount(self) -> None:
         # Stay at the newest text while answers grow, until the user scrolls up.

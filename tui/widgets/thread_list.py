@@ -53,24 +53,27 @@ class ThreadList(Vertical):
             super().__init__()
             self.query = query
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, rows: list[ThreadRow] | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.rows: list[ThreadRow] = []
+        self.rows: list[ThreadRow] = rows or []
         self.current: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search threads…", id="thread-search", compact=True)
-        yield OptionList(id="threads")
+        # Filled here rather than after mount, so the first frame is laid out once.
+        yield OptionList(*self._options(), id="threads")
+
+    def _options(self) -> list[Option]:
+        if not self.rows:
+            return [Option(Text("No threads yet: type below to start one.", style="dim"), disabled=True)]
+        return [Option(thread_label(r, r.id == self.current), id=r.id) for r in self.rows]
 
     def set_threads(self, rows: list[ThreadRow], current: str | None) -> None:
         self.rows, self.current = rows, current
         options = self.query_one("#threads", OptionList)
         highlighted = options.highlighted
         options.clear_options()
-        options.add_options(Option(thread_label(r, r.id == current), id=r.id) for r in rows)
-        if not rows:
-            options.add_option(Option(Text("No threads yet: type below to start one.", style="dim"),
-                                      disabled=True))
+        options.add_options(self._options())
         index = next((i for i, r in enumerate(rows) if r.id == current), highlighted)
         if index is not None and rows:
             options.highlighted = min(index, len(rows) - 1)
