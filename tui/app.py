@@ -155,7 +155,6 @@ class TernApp(App):
             with Vertical(id="conversation"):
                 yield MessageView(EMPTY_CHAT, id="messages")
                 yield Composer(id="composer")
-            yield HistoryPanel(id="history")
         status = StatusLine(id="status")
         status.model_label = model_info(self.settings.model).label
         status.activity = "loading…"
@@ -402,7 +401,8 @@ class TernApp(App):
         return True
 
     def _history_open(self) -> bool:
-        return bool(self.main.query_one(HistoryPanel).display)
+        panels = self.main.query(HistoryPanel)
+        return bool(panels) and bool(panels.first().display)
 
     async def action_cancel(self) -> None:
         if self.current and (worker := self.turns.get(self.current.id)):
@@ -563,6 +563,9 @@ class TernApp(App):
         if self.current is None or self.service is None:
             self.notify("Start or open a conversation first.", severity="warning")
             return
+        if not self.main.query(HistoryPanel):
+            # Mounted on first use: composed with the screen, it cost ~12 ms of the first frame.
+            await self.main.query_one("#main", Horizontal).mount(HistoryPanel(id="history"))
         panel = self.main.query_one(HistoryPanel)
         page = await self.history().read(self.current.id)
         self._history_next = page.next_from
