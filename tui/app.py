@@ -159,7 +159,7 @@ class TernApp(App):
         status.model_label = model_info(self.settings.model).label
         status.activity = "loading…"
         yield status
-        yield Footer()
+        yield Footer(compact=True)  # fits every key in 80 columns
 
     def on_mount(self) -> None:
         if self.unknown_theme:
