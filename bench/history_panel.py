@@ -65,11 +65,11 @@ async def main() -> None:
     async with app.run_test(size=(120, 40)):
         while app.current is None:
             await asyncio.sleep(0.01)
-        panel = app.main.query_one(HistoryPanel)
         await asyncio.sleep(1.0)  # let the thread's own opening (10,000 messages) finish
-        for _ in range(10):
+        for _ in range(10):  # the first open also mounts the panel
             start = time.perf_counter()
             await app.open_history()
+            panel = app.main.query_one(HistoryPanel)
             assert panel.entries
             app_ms.append((time.perf_counter() - start) * 1000)
             panel.display = False
@@ -77,6 +77,7 @@ async def main() -> None:
     print(f"thread of {count:,} checkpoints")
     print("  first page (50 rows), History.read:          " + summary(service_ms))
     print("  ctrl+g -> rows in the panel (app, Pilot):    " + summary(app_ms))
+    print(f"  of which the first open, mounting the panel: {app_ms[0]:.2f} ms")
 
 
 if __name__ == "__main__":
