@@ -7,12 +7,18 @@
 - Esc: from pressing Esc (key dispatch included) to the server seeing the
   HTTP stream close, 20 runs.
 
-    uv run python bench/app_pilot.py
+Each app runs under tern's garbage-collector policy (tui.collector), as the
+`tern` command sets it; `--python-gc` keeps Python's defaults to compare.
+
+    uv run python bench/app_pilot.py [--python-gc]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
+import gc
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +29,7 @@ from _common import summary
 
 from graphs.config import ModelSettings, Settings
 from tests.stub_openai import Reply, StubOpenAI
+from tui import collector
 from tui.app import create_app
 from tui.widgets.composer import Composer
 from tui.widgets.answer import AssistantMessage
@@ -61,7 +68,7 @@ async def streaming(stub: StubOpenAI, folder: str) -> None:
     lag, key_latency = [], []
     async with app.run_test(size=SIZE) as pilot:
         await until(lambda: app.service_ready.is_set())
-        for run in range(3):
+        for run in range(7):
             stub.push(Reply(text=text, pace=0.002))
             composer = app.query_one(Composer)
             composer.insert(f"stream {run}")
@@ -104,10 +111,40 @@ async def escape_latency(stub: StubOpenAI, folder: str) -> None:
     print("  " + summary(latencies))
 
 
+@contextlib.contextmanager
+def collector_policy(python_defaults: bool):
+    """Count the collector's pauses; apply tern's policy unless asked not to."""
+    pauses: list[float] = []
+    started = [0.0]
+
+    def timing(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses.append((time.perf_counter() - started[0]) * 1000)
+
+    if not python_defaults:
+        collector.hold_for_startup()
+    gc.callbacks.append(timing)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(timing)
+        collector.release()
+        print(f"  collector ({'Python defaults' if python_defaults else 'tern policy'}): "
+              f"{len(pauses)} collections, {sum(p > 50 for p in pauses)} over 50 ms, "
+              f"longest {max(pauses, default=0):.0f} ms, {sum(pauses) / 1000:.1f} s in all")
+
+
 async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--python-gc", action="store_true", help="keep Python's collector defaults")
+    args = parser.parse_args()
     with StubOpenAI() as stub, tempfile.TemporaryDirectory() as folder:
-        await streaming(stub, folder)
-        await escape_latency(stub, folder)
+        with collector_policy(args.python_gc):
+            await streaming(stub, folder)
+        with collector_policy(args.python_gc):
+            await escape_latency(stub, folder)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import pytest
 from textual.widgets._footer import FooterKey  # not re-exported by textual.widgets
 
 from graphs.config import ModelSettings, Settings
+from tui import collector
 from tui.app import StartRequest, TernApp, create_app
 from tui.widgets.composer import Composer
 from tui.widgets.footer import Footer
@@ -323,16 +324,36 @@ async def test_footer_recomposes_only_when_its_keys_change(tmp_path, stub):
         assert footer_keys(app).items() >= {("New", True), ("History", True), ("Keys", True)}
 
 
-async def test_collector_held_off_by_the_cli_returns_after_the_first_frame(tmp_path):
+async def test_the_collector_policy_of_tern(tmp_path, monkeypatch):
+    """Held off until the first frame; what start-up and loading built is frozen out of collections."""
+    frozen_after: list[int] = []
+    settle = collector.settle
+
+    def recording_settle() -> None:
+        settle()
+        frozen_after.append(gc.get_freeze_count())
+
+    monkeypatch.setattr(collector, "settle", recording_settle)
     app = make_app(tmp_path)
-    gc.disable()
+    collector.hold_for_startup()
     try:
+        assert not gc.isenabled()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             assert gc.isenabled()
+            assert gc.get_threshold() == collector.THRESHOLDS
+            # after the first frame, then after LangGraph and the model client loaded
+            assert len(frozen_after) == 2 and 0 < frozen_after[0] < frozen_after[1]
     finally:
-        gc.enable()
-        gc.unfreeze()
+        collector.release()
+    assert gc.isenabled() and gc.get_freeze_count() == 0 and gc.get_threshold() == (700, 10, 10)
+
+
+async def test_an_app_outside_tern_keeps_the_default_collector(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert gc.isenabled() and gc.get_freeze_count() == 0 and gc.get_threshold() == (700, 10, 10)
 
 
 async def test_palette_lists_every_action(tmp_path):

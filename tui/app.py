@@ -10,7 +10,6 @@ and Esc cancels that worker.
 from __future__ import annotations
 
 import asyncio
-import gc
 import shutil
 from collections.abc import Callable, Iterable
 from contextlib import aclosing
@@ -29,6 +28,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from graphs.config import Settings
 from graphs.endpoint import model_info
 from graphs.storage import ThreadRow
+from tui import collector
 from tui.sanitize import clean
 from tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
 from tui.snapshot import FirstPaint, read_first_paint
@@ -171,13 +171,7 @@ class TernApp(App):
     # ---------------------------------------------------------------- loading
 
     def first_frame_drawn(self) -> None:
-        if not gc.isenabled():  # `tern` holds the collector off for start-up
-            # Everything alive now (Textual, the widgets, the styles) lives as
-            # long as the app: frozen, later collections skip it, which keeps
-            # them short while answers stream. The price: the start-up's
-            # garbage is never freed (4,200 objects, 0.65 MB measured).
-            gc.freeze()
-            gc.enable()
+        collector.settle()
         self._load_service()
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
@@ -199,6 +193,7 @@ class TernApp(App):
 
     async def _service_loaded(self, service: Conversations) -> None:
         self.service = service
+        collector.settle()  # LangGraph and the model client live as long as the app
         self.service_ready.set()
         self.main.query_one(StatusLine).activity = ""
         if self.first_paint.theme != self.theme:
