@@ -9,6 +9,7 @@ from tui.screens.dialogs import ChoiceScreen, PromptScreen
 from tui.widgets.history_panel import HistoryPanel
 from tui.widgets.answer import AssistantMessage
 from tui.widgets.messages import UserMessage
+from tui.widgets.thread_list import ThreadList
 
 from .stub_openai import Reply, StubOpenAI
 from .test_app import SIZE, idle, make_app, ready, type_and_send, wait_for
@@ -30,6 +31,22 @@ async def talk(pilot, *texts):
         await wait_for(pilot, lambda: app.current is not None and idle(app)
                        and any(w.text == text for w in app.query(UserMessage)))
         await wait_for(pilot, lambda: idle(app))
+
+
+async def test_thread_list_makes_way_for_the_panel_on_a_narrow_screen(tmp_path, stub):
+    for width, sidebar_while_open in ((110, False), (150, True)):
+        app = make_app(tmp_path / str(width), stub)
+        async with app.run_test(size=(width, 36)) as pilot:
+            await ready(pilot)
+            await talk(pilot, "q1")
+            sidebar = app.query_one(ThreadList)
+            await pilot.press("ctrl+g")
+            panel = app.query_one(HistoryPanel)
+            await wait_for(pilot, lambda: panel.display and panel.entries)
+            assert sidebar.display is sidebar_while_open
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not panel.display)
+            assert sidebar.display
 
 
 async def choose(pilot, key):

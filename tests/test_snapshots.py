@@ -116,4 +116,4 @@ def test_history_panel_on_a_forked_thread(snap_compare, tmp_path):
         await wait_for(pilot, lambda: pilot.app.main.query_one("#history").display)
         await pilot.pause()
 
-    assert snapshot_thread(snap_compare, tmp_path, seed, open_panel, size=(120, 30))
+    assert snapshot_thread(snap_compare, tmp_path, seed, open_panel, size=(150, 30))

@@ -73,6 +73,11 @@ KEYS: list[tuple[str, str]] = [
 ]
 
 
+#: Columns for the thread list (34), the conversation and the history panel
+#: (48) side by side; narrower, the thread list makes way for the panel.
+SIDE_BY_SIDE_WIDTH = 130
+
+
 @dataclass(frozen=True)
 class StartRequest:
     continue_last: bool = False
@@ -136,6 +141,7 @@ class TernApp(App):
         self._history = None
         self._history_next: str | None = None
         self._previewing = False  # the view shows an older point than the head
+        self._sidebar_made_way = False  # hidden while the history panel is open
         # Set before the first styling: from on_mount it would restyle every widget.
         wanted = self.first_paint.theme or self.settings.theme
         self.unknown_theme = None if wanted in self.available_themes else wanted
@@ -427,6 +433,7 @@ class TernApp(App):
     def action_toggle_threads(self) -> None:
         sidebar = self.main.query_one(ThreadList)
         sidebar.display = not sidebar.display
+        self._sidebar_made_way = False  # the user's choice now, kept when the panel closes
         if not sidebar.display:
             self.main.query_one(Composer).focus()
 
@@ -564,6 +571,10 @@ class TernApp(App):
         panel = self.main.query_one(HistoryPanel)
         page = await self.history().read(self.current.id)
         self._history_next = page.next_from
+        sidebar = self.main.query_one(ThreadList)
+        if self.main.size.width < SIDE_BY_SIDE_WIDTH and sidebar.display and not panel.display:
+            sidebar.display = False  # makes way for the panel; back when it closes
+            self._sidebar_made_way = True
         panel.display = True
         panel.show(page.entries, page.next_from is not None, f"History · {self.current.title or 'New chat'}")
         panel.focus_rows()
@@ -572,6 +583,9 @@ class TernApp(App):
     async def close_history(self) -> None:
         panel = self.main.query_one(HistoryPanel)
         panel.display = False
+        if self._sidebar_made_way:
+            self.main.query_one(ThreadList).display = True
+            self._sidebar_made_way = False
         self._previewing = False
         self.main.query_one(StatusLine).activity = ""
         if self.current is not None:
