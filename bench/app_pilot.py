@@ -115,13 +115,16 @@ async def escape_latency(stub: StubOpenAI, folder: str) -> None:
 def collector_policy(python_defaults: bool):
     """Count the collector's pauses; apply tern's policy unless asked not to."""
     pauses: list[float] = []
+    full = 0
     started = [0.0]
 
     def timing(phase: str, info: dict) -> None:
+        nonlocal full
         if phase == "start":
             started[0] = time.perf_counter()
         else:
             pauses.append((time.perf_counter() - started[0]) * 1000)
+            full += info["generation"] == 2
 
     if not python_defaults:
         collector.hold_for_startup()
@@ -132,7 +135,7 @@ def collector_policy(python_defaults: bool):
         gc.callbacks.remove(timing)
         collector.release()
         print(f"  collector ({'Python defaults' if python_defaults else 'tern policy'}): "
-              f"{len(pauses)} collections, {sum(p > 50 for p in pauses)} over 50 ms, "
+              f"{len(pauses)} collections ({full} full), {sum(p > 50 for p in pauses)} over 50 ms, "
               f"longest {max(pauses, default=0):.0f} ms, {sum(pauses) / 1000:.1f} s in all")
 
 
