@@ -81,9 +81,19 @@ def added_message(tup: CheckpointTuple, parent: CheckpointTuple | None) -> BaseM
 
 def _error(tup: CheckpointTuple) -> str | None:
     for _, channel, value in tup.pending_writes or []:
-        if channel == "__error__":
+        if channel == "__error__" and not _is_cancellation(value):
             return str(value)
     return None
+
+
+def _is_cancellation(value: object) -> bool:
+    """LangGraph records a cancelled task as an error write (stored as its repr).
+
+    The user stopped that answer; the history shows it as the saved partial
+    answer, not as an error as well.
+    """
+    return isinstance(value, asyncio.CancelledError) or (
+        isinstance(value, str) and value.startswith("CancelledError("))
 
 
 def _at(tup: CheckpointTuple) -> datetime | None:
