@@ -65,7 +65,7 @@ class ThreadList(Vertical):
 
     def _options(self) -> list[Option]:
         if not self.rows:
-            return [Option(Text("No threads yet: type below to start one.", style="dim"), disabled=True)]
+            return [Option(Text("No threads yet:\ntype below to start one.", style="dim"), disabled=True)]
         return [Option(thread_label(r, r.id == self.current), id=r.id) for r in self.rows]
 
     def set_threads(self, rows: list[ThreadRow], current: str | None) -> None:
