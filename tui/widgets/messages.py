@@ -97,6 +97,11 @@ def widget_for(message: AnyMessage) -> Any:
     return None
 
 
+def empty_note(text: str) -> Static:
+    """What an empty conversation shows instead of messages."""
+    return Static(text, markup=False, classes="empty")
+
+
 class MessageView(VerticalScroll):
     """Shows one thread; mounts the newest WINDOW messages, older ones on demand."""
 
@@ -107,7 +112,7 @@ class MessageView(VerticalScroll):
 
     def compose(self):
         if self._placeholder:  # shown until the first thread opens
-            yield Static(self._placeholder, markup=False, classes="empty")
+            yield empty_note(self._placeholder)
 
     def on_mount(self) -> None:
         # Stay at the newest text while answers grow, until the user scrolls up.
@@ -123,7 +128,7 @@ class MessageView(VerticalScroll):
         self._older = list(messages[:-WINDOW]) if len(messages) > WINDOW else []
         widgets = [w for w in map(widget_for, messages[-WINDOW:]) if w is not None]
         if not messages and empty_text:
-            widgets = [Static(empty_text, markup=False, classes="empty")]
+            widgets = [empty_note(empty_text)]
         if error:
             widgets.append(ErrorMessage(error))
         if widgets:
