@@ -29,13 +29,13 @@ import gc
 #: young collections per middle one, and middle ones per full one (10, 10).
 THRESHOLDS = (10_000, 10, 50)
 
-_holding = False
+_thresholds_before: tuple[int, int, int] | None = None  # set while tern's policy is on
 
 
 def hold_for_startup() -> None:
     """Turn the collector off until :func:`settle`; `tern` calls this before importing Textual."""
-    global _holding
-    _holding = True
+    global _thresholds_before
+    _thresholds_before = gc.get_threshold()
     gc.disable()
 
 
@@ -45,7 +45,7 @@ def settle() -> None:
     The app calls this after its first frame and again once LangGraph and
     the model client have loaded. A no-op unless :func:`hold_for_startup` ran.
     """
-    if not _holding:
+    if _thresholds_before is None:
         return
     gc.freeze()
     gc.set_threshold(*THRESHOLDS)
@@ -53,10 +53,10 @@ def settle() -> None:
 
 
 def release() -> None:
-    """Back to Python's defaults, for when `tern` returns to its caller."""
-    global _holding
-    if _holding:
-        _holding = False
+    """Back to the collector as it was, for when `tern` returns to its caller."""
+    global _thresholds_before
+    if _thresholds_before is not None:
         gc.unfreeze()
-        gc.set_threshold(700, 10, 10)
+        gc.set_threshold(*_thresholds_before)
+        _thresholds_before = None
     gc.enable()
