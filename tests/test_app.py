@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import gc
 import time
+from contextlib import asynccontextmanager
 
 import pytest
 from textual.widgets._footer import FooterKey  # not re-exported by textual.widgets
@@ -20,6 +21,7 @@ from tui.widgets.messages import ErrorMessage, MessageView, UserMessage
 from tui.widgets.status_line import StatusLine
 from tui.widgets.thread_list import ThreadList
 
+from .seeding import fill_thread
 from .stub_openai import Reply, StubOpenAI
 
 SIZE = (110, 36)
@@ -68,6 +70,17 @@ async def type_and_send(pilot, text):
     composer.focus()
     composer.insert(text)
     await pilot.press("enter")
+
+
+@asynccontextmanager
+async def opened_on_long_thread(tmp_path, turns: int):
+    """The offline app running on a thread of `turns` questions and answers, once it has opened."""
+    thread_id = await fill_thread(settings_for(tmp_path), turns=turns)
+    app = make_app(tmp_path, start=StartRequest(thread_id=thread_id))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: app.current is not None)
+        yield app, pilot
 
 
 def idle(app) -> bool:
@@ -244,13 +257,7 @@ async def test_model_text_is_inert(tmp_path, stub):
 
 
 async def test_long_thread_mounts_only_the_newest(tmp_path):
-    from tests.seeding import fill_thread
-
-    thread_id = await fill_thread(settings_for(tmp_path), turns=60)
-    app = make_app(tmp_path, start=StartRequest(thread_id=thread_id))
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        await wait_for(pilot, lambda: app.current is not None)
+    async with opened_on_long_thread(tmp_path, turns=60) as (app, pilot):
         view = app.query_one(MessageView)
         mounted = len(view.query(".message"))
         assert mounted <= 40 and view.hidden_older == 120 - mounted

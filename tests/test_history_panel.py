@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tui.app import StartRequest
 from tui.screens.dialogs import ChoiceScreen, PromptScreen
 from tui.widgets.history_panel import HistoryPanel
 from tui.widgets.answer import AssistantMessage
@@ -12,9 +11,7 @@ from tui.widgets.messages import UserMessage
 from tui.widgets.thread_list import ThreadList
 
 from .stub_openai import Reply, StubOpenAI
-from .test_app import SIZE, idle, make_app, ready, type_and_send, wait_for
-from .seeding import fill_thread
-from .test_app import settings_for
+from .test_app import SIZE, idle, make_app, opened_on_long_thread, ready, type_and_send, wait_for
 
 
 @pytest.fixture
@@ -131,11 +128,7 @@ async def test_copy_to_new_thread(tmp_path, stub):
 
 
 async def test_pages_load_as_you_scroll(tmp_path):
-    thread_id = await fill_thread(settings_for(tmp_path), turns=40)
-    app = make_app(tmp_path, start=StartRequest(thread_id=thread_id))
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        await wait_for(pilot, lambda: app.current is not None)
+    async with opened_on_long_thread(tmp_path, turns=40) as (app, pilot):
         await pilot.press("ctrl+g")
         panel = app.query_one(HistoryPanel)
         await wait_for(pilot, lambda: panel.entries)
