@@ -78,6 +78,11 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def keep_server_up() -> None:
+    """Start the idle holder session unless it is there (tmux then says 'duplicate session')."""
+    subprocess.run(["tmux", "new-session", "-d", "-s", HOLDER, "sleep 3600"], capture_output=True)
+
+
 def new_session(name: str, command: str) -> float:
     """Start a detached session, return when the successful attempt began.
 
@@ -92,7 +97,7 @@ def new_session(name: str, command: str) -> float:
             if attempt == 2:
                 raise
             time.sleep(0.5)
-            subprocess.run(["tmux", "new-session", "-d", "-s", HOLDER, "sleep 3600"], capture_output=True)
+            keep_server_up()
 
 
 def launch(command: str) -> float:
@@ -123,7 +128,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="tern-bench-"))
     # Building the database takes minutes; it is kept between runs here.
     cached = Path(tempfile.gettempdir()) / f"tern-bench-{THREADS}x{TURNS}.db"
-    new_session(HOLDER, "sleep 3600")
+    keep_server_up()
     try:
         db = folder / "tern.db"
         if not cached.exists():
