@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import gc
 import time
@@ -329,6 +330,37 @@ async def test_footer_recomposes_only_when_its_keys_change(tmp_path, stub):
         await pilot.press("escape")
         await wait_for(pilot, lambda: idle(app) and footer_keys(app).get("Stop") is False)
         assert footer_keys(app).items() >= {("New", True), ("History", True), ("Keys", True)}
+
+
+async def test_the_first_screen_styles_each_widget_once(tmp_path, monkeypatch):
+    """No restyle between mount and the first frame (ScreenResume, FooterKey's compact class)."""
+    from textual.css.stylesheet import Stylesheet
+    from textual.widget import Widget
+
+    applied: collections.Counter[Widget] = collections.Counter()
+    at_first_frame: dict[Widget, int] = {}
+    apply, first_frame_drawn = Stylesheet.apply, TernApp.first_frame_drawn
+
+    def counting_apply(self, node, **kwargs):
+        if isinstance(node, Widget):
+            applied[node] += 1
+        return apply(self, node, **kwargs)
+
+    def first_frame(self):
+        at_first_frame.update(applied)
+        first_frame_drawn(self)
+
+    monkeypatch.setattr(Stylesheet, "apply", counting_apply)
+    monkeypatch.setattr(TernApp, "first_frame_drawn", first_frame)
+    async with make_app(tmp_path).run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        keys = list(pilot.app.query_one(Footer).query(FooterKey))
+        assert len(keys) >= 5 and all(key.has_class("-compact") for key in keys)
+        unchanged = [*keys, *pilot.app.query_one(ThreadList).query("*"), pilot.app.query_one(StatusLine)]
+        assert [(type(w).__name__, at_first_frame[w]) for w in unchanged] == [
+            (type(w).__name__, 1) for w in unchanged]
+        # focus is a real change of style: the composer is restyled for it
+        assert at_first_frame[pilot.app.query_one(Composer)] == 2
 
 
 async def test_the_collector_policy_of_tern(tmp_path, monkeypatch):

@@ -31,6 +31,7 @@ from graphs.storage import ThreadRow
 from tui import collector
 from tui.sanitize import clean
 from tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
+from tui.screens.main import MainScreen
 from tui.snapshot import FirstPaint, read_first_paint
 from tui.widgets.composer import Composer
 from tui.widgets.footer import Footer
@@ -149,6 +150,9 @@ class TernApp(App):
             self.theme = wanted
 
     # ------------------------------------------------------------------ layout
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen()
 
     @property
     def main(self) -> Screen:

@@ -12,6 +12,8 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from tui.widgets.compact import compact
+
 NEWLINE_KEYS = ("ctrl+j", "alt+enter", "shift+enter", "ctrl+enter")
 
 
@@ -33,8 +35,9 @@ class Composer(TextArea):
     def __init__(self, **kwargs) -> None:
         super().__init__(
             soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
-            placeholder="Message  (Enter sends, ctrl+j new line)", compact=True, **kwargs,
+            placeholder="Message  (Enter sends, ctrl+j new line)", **kwargs,
         )
+        compact(self)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":

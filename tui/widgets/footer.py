@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer as TextualFooter
+from textual.widgets._footer import FooterKey  # not exported; the keys Footer composes
 
 
 class Footer(TextualFooter):
@@ -35,7 +36,12 @@ class Footer(TextualFooter):
 
     def compose(self) -> ComposeResult:
         self._showing = self.shown_keys(self.screen)
-        yield from super().compose()
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):
+                # Its compact watcher sets this class just after mount, which
+                # restyles the key a second time; set now, it changes nothing.
+                widget.set_class(self.compact, "-compact", update=False)
+            yield widget
 
     def bindings_changed(self, screen: Screen) -> None:
         if not (screen.app.app_focus and self.is_attached and screen is self.screen):

@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from graphs.storage import ThreadRow
 from tui.sanitize import clean
+from tui.widgets.compact import compact
 
 
 def ago(timestamp: float, now: float | None = None) -> str:
@@ -59,7 +60,7 @@ class ThreadList(Vertical):
         self.current: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Search threads…", id="thread-search", compact=True)
+        yield compact(Input(placeholder="Search threads…", id="thread-search"))
         # Filled here rather than after mount, so the first frame is laid out once.
         yield OptionList(*self._options(), id="threads")
 
