@@ -13,7 +13,6 @@ Everything here uses the saver's connection under the saver's lock
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
 import time
@@ -252,6 +251,8 @@ class Store:
         self, *, title: str, origin: str, media_type: str, text: str, now: float | None = None
     ) -> SourceRow:
         """Store a source by the hash of its text; the same text is stored once."""
+        import hashlib  # here, not at the top: the app's first paint imports this module
+
         source_id = hashlib.sha256(text.encode("utf-8")).hexdigest()
         with self._cur() as cur:
             cur.execute(

@@ -1,10 +1,11 @@
 """The Textual app: renders threads and turns, routes keys to the conversation service.
 
 It paints the first screen from tern's own table (see :mod:`tui.snapshot`),
-then loads LangGraph and the model client on a worker thread. It holds no
-turn logic: :class:`graphs.conversations.Conversations` owns turns, locks and
-cancellation; a turn here is one worker that renders what ``send`` yields,
-and Esc cancels that worker.
+then loads LangGraph and the model client on a worker thread; dialogs and
+other modules the first screen does not show are imported where first used.
+It holds no turn logic: :class:`graphs.conversations.Conversations` owns
+turns, locks and cancellation; a turn here is one worker that renders what
+``send`` yields, and Esc cancels that worker.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from graphs.endpoint import model_info
 from graphs.storage import ThreadRow
 from tui import collector
 from tui.sanitize import clean
-from tui.screens.dialogs import ChoiceScreen, ConfirmScreen, PromptScreen, TextScreen
 from tui.screens.main import MainScreen
 from tui.snapshot import FirstPaint, read_first_paint
 from tui.widgets.composer import Composer
@@ -198,6 +198,8 @@ class TernApp(App):
         self.call_from_thread(self._service_loaded, service)
 
     def _service_failed(self, exc: Exception) -> None:
+        from tui.screens.dialogs import TextScreen
+
         self.main.query_one(StatusLine).activity = "database unavailable"
         self.push_screen(TextScreen("tern cannot open its database", f"{exc}\n\nPress Esc, then ctrl+q to quit."))
 
@@ -448,6 +450,8 @@ class TernApp(App):
 
     @work(group="dialog")
     async def action_rename(self) -> None:
+        from tui.screens.dialogs import PromptScreen
+
         if self.current is None or self.service is None:
             return
         title = await self.push_screen_wait(PromptScreen("Rename this thread:", self.current.title))
@@ -465,6 +469,8 @@ class TernApp(App):
 
     @work(group="dialog")
     async def action_delete(self) -> None:
+        from tui.screens.dialogs import ConfirmScreen
+
         if self.current is None or self.service is None:
             return
         thread = self.current
@@ -479,6 +485,8 @@ class TernApp(App):
 
     @work(group="dialog")
     async def action_export(self) -> None:
+        from tui.screens.dialogs import PromptScreen
+
         if self.current is None or self.service is None:
             return
         default = Path.cwd() / (_file_name(self.current.title) + ".md")
@@ -494,6 +502,8 @@ class TernApp(App):
 
     @work(group="dialog")
     async def action_view_source(self) -> None:
+        from tui.screens.dialogs import TextScreen
+
         if self.current is None or self.service is None or not self.current.source_id:
             return
         source = await self.service.get_source(self.current.source_id)
@@ -504,6 +514,7 @@ class TernApp(App):
 
     @work(group="dialog")
     async def action_new_source_chat(self) -> None:
+        from tui.screens.dialogs import PromptScreen
         from tui.widgets.path_suggester import PathSuggester
 
         problem, value = "", ""
@@ -520,6 +531,8 @@ class TernApp(App):
 
     def start_source_chat(self, spec: str) -> None:
         async def attach() -> None:
+            from tui.screens.dialogs import TextScreen
+
             if problem := await self._attach(spec):
                 self.push_screen(TextScreen("Could not attach the source", problem))
 
@@ -545,6 +558,8 @@ class TernApp(App):
         return ""
 
     def action_help(self) -> None:
+        from tui.screens.dialogs import TextScreen
+
         table = "| key | what it does |\n| --- | --- |\n" + "\n".join(
             f"| `{keys}` | {what} |" for keys, what in KEYS)
         self.push_screen(TextScreen("Keys", table, markdown=True))
@@ -637,6 +652,8 @@ class TernApp(App):
         self.run_worker(self._act_on(event.entry), group="dialog")
 
     async def _act_on(self, entry) -> None:
+        from tui.screens.dialogs import ChoiceScreen, PromptScreen
+
         assert self.service is not None and self.current is not None
         thread_id = self.current.id
         choices = []
