@@ -399,8 +399,8 @@ class TernApp(App):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
             return True if (self.turn_running() or self._history_open()) else None
-        if action == "retry":
-            return True if (self.pending_retry and not self.turn_running()) else None
+        if action == "retry":  # in the footer only when there is something to retry
+            return self.pending_retry and not self.turn_running()
         if action in ("rename", "delete", "export", "history"):
             return True if self.current is not None else None
         if action == "view_source":
