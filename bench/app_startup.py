@@ -7,7 +7,13 @@ is done (idle) and after one answer from the offline model. One warm-up
 launch comes first and is not counted: like any Python program, tern's first
 launch on a machine compiles and caches its bytecode.
 
-    uv run python bench/app_startup.py [--runs 21]
+The poller talks to tmux through one control-mode client (`tmux -C`), so
+polling costs a round trip, not a process. Spawning `tmux capture-pane`
+every 5 ms, as this bench first did, kept a core of this 2-core machine
+busy and slowed the launch it timed: tern by ~40 ms, the Textual floor by
+~25 ms. `--poller spawn` still measures that way, for comparison.
+
+    uv run python bench/app_startup.py [--runs 21] [--poller control|spawn]
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -29,10 +36,14 @@ from tests.seeding import fill_thread
 
 THREADS, TURNS = 300, 20
 SESSION = "tern-bench"
-# An idle session keeps the tmux server up between launches: a terminal is
-# already running when a user starts tern, and a server exiting as the last
-# session closes can refuse the next new-session.
+# An idle session keeps the tmux server up between launches, as a terminal is
+# already running when a user starts tern; the control client attaches to it.
 HOLDER = "tern-bench-holder"
+# Targets are "=name": tmux otherwise falls back to a prefix match, and
+# kill-session -t tern-bench, with no such session, killed the holder. That,
+# not tmux, was why the server here sometimes vanished between launches.
+TARGET, HOLDER_TARGET = f"={SESSION}", f"={HOLDER}"
+PANE = f"{TARGET}:"  # its active pane
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
 
@@ -49,12 +60,67 @@ def tmux(*args: str) -> str:
     return done.stdout
 
 
+class ControlClient:
+    """One `tmux -C` client attached to the holder session: commands without a process each."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(["tmux", "-C", "attach", "-t", HOLDER_TARGET],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.pending = b""
+        self._reply()  # tmux answers the attach itself first
+
+    def _line(self) -> bytes:
+        while b"\n" not in self.pending:
+            chunk = os.read(self.process.stdout.fileno(), 65536)
+            if not chunk:
+                raise RuntimeError("the tmux control client exited")
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return line
+
+    def _reply(self) -> str:
+        """The next command's output; tmux's notifications between replies are skipped."""
+        reply: list[bytes] | None = None
+        while True:
+            line = self._line()
+            if line.startswith(b"%begin"):
+                reply = []
+            elif reply is not None and line.startswith((b"%end", b"%error")):
+                text = b"\n".join(reply).decode(errors="replace")
+                if line.startswith(b"%error"):
+                    raise RuntimeError(f"tmux: {text}")
+                return text
+            elif reply is not None:
+                reply.append(line)
+
+    def run(self, *args: str) -> str:
+        self.process.stdin.write(shlex.join(args).encode() + b"\n")
+        return self._reply()
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=5)
+
+
+class SpawningClient:
+    """A tmux client process per command, as the bench first polled."""
+
+    def run(self, *args: str) -> str:
+        return tmux(*args)
+
+    def close(self) -> None:
+        pass
+
+
+client: ControlClient | SpawningClient = SpawningClient()
+
+
 def pane() -> str:
-    return tmux("capture-pane", "-p", "-t", SESSION)
+    return client.run("capture-pane", "-p", "-t", PANE)
 
 
 def tern_pid() -> int:
-    shell = int(tmux("list-panes", "-t", SESSION, "-F", "#{pane_pid}").strip())
+    shell = int(tmux("list-panes", "-t", PANE, "-F", "#{pane_pid}").strip())
     # uv run execs python; find the python process below the pane
     out = subprocess.run(["ps", "-eo", "pid,ppid,comm"], capture_output=True, text=True).stdout
     children = {}
@@ -83,36 +149,21 @@ def keep_server_up() -> None:
     subprocess.run(["tmux", "new-session", "-d", "-s", HOLDER, "sleep 3600"], capture_output=True)
 
 
-def new_session(name: str, command: str) -> float:
-    """Start a detached session, return when the successful attempt began.
-
-    tmux 3.3a here sometimes loses its server as a session closes.
-    """
-    for attempt in range(3):
-        started = time.perf_counter()
-        try:
-            tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", command)
-            return started
-        except RuntimeError:
-            if attempt == 2:
-                raise
-            time.sleep(0.5)
-            keep_server_up()
-
-
 def launch(command: str) -> float:
-    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    subprocess.run(["tmux", "kill-session", "-t", TARGET], capture_output=True)
     # As on a user's machine, Python caches tern's own bytecode after the first
     # launch; this machine sets PYTHONDONTWRITEBYTECODE, which would recompile
     # every module of tern on every launch (~40 ms).
-    start = new_session(SESSION, f"env -u PYTHONDONTWRITEBYTECODE {PYTHON} {command}")
+    start = time.perf_counter()
+    client.run("new-session", "-d", "-s", SESSION, "-x", "120", "-y", "40",
+               f"env -u PYTHONDONTWRITEBYTECODE {PYTHON} {command}")
     while True:
         screen = pane()
         if "Benchmark thread 299" in screen and "Keys" in screen:
             return time.perf_counter() - start
         if time.perf_counter() - start > 20:
             raise TimeoutError(screen)
-        time.sleep(0.005)
+        time.sleep(0.002 if isinstance(client, ControlClient) else 0.005)
 
 
 def summary(times: list[float]) -> str:
@@ -122,13 +173,18 @@ def summary(times: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--poller", choices=("control", "spawn"), default="control",
+                        help="poll the pane through one tmux control client, or a tmux process per poll")
     args = parser.parse_args()
+    global client
     if not shutil.which("tmux"):
         raise SystemExit("needs tmux")
     folder = Path(tempfile.mkdtemp(prefix="tern-bench-"))
     # Building the database takes minutes; it is kept between runs here.
     cached = Path(tempfile.gettempdir()) / f"tern-bench-{THREADS}x{TURNS}.db"
     keep_server_up()
+    if args.poller == "control":
+        client = ControlClient()
     try:
         db = folder / "tern.db"
         if not cached.exists():
@@ -151,7 +207,8 @@ def main() -> None:
             for command in times:
                 time.sleep(1.0)
                 times[command].append(launch(command) * 1000)
-        print(f"launch -> first full paint (tmux, {args.runs} runs): {summary(times[tern])}")
+        print(f"launch -> first full paint (tmux, {args.poller} poller, {args.runs} runs): "
+              f"{summary(times[tern])}")
         print(f"  Textual's floor, a Static and a Footer, same runs: {summary(times[floor])}")
         extra = [ours - base for ours, base in zip(times[tern], times[floor])]
         print(f"  tern minus the floor, run by run: median {statistics.median(extra):.0f} ms")
@@ -163,7 +220,7 @@ def main() -> None:
         time.sleep(1.0)
         pid = tern_pid()
         idle = rss_mb(pid)
-        tmux("send-keys", "-t", SESSION, "Hello there, offline model", "Enter")
+        tmux("send-keys", "-t", PANE, "Hello there, offline model", "Enter")
         deadline = time.perf_counter() + 30
         while "last answer" not in pane() and time.perf_counter() < deadline:
             time.sleep(0.1)
@@ -172,8 +229,9 @@ def main() -> None:
         print(f"resident memory: {idle:.0f} MB idle after the background load, "
               f"{answered:.0f} MB after one answer")
     finally:
-        for session in (SESSION, HOLDER):
-            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        client.close()
+        for target in (TARGET, HOLDER_TARGET):
+            subprocess.run(["tmux", "kill-session", "-t", target], capture_output=True)
         shutil.rmtree(folder, ignore_errors=True)
 
 
