@@ -192,11 +192,20 @@ async def test_new_rename_search_delete(tmp_path, stub):
         await wait_for(pilot, lambda: app.current.title == "Fern notes")
         assert app.query_one(StatusLine).thread_title == "Fern notes"
 
+        assert not sidebar.query("#thread-search")  # mounted when first wanted
         await pilot.press("ctrl+f")
         await pilot.press(*"zebra")
         await wait_for(pilot, lambda: [r.id for r in sidebar.rows] == [first])
-        sidebar.query_one("#thread-search").value = ""
+        await pilot.press(*"s and more")
+        await wait_for(pilot, lambda: not sidebar.rows)
+        assert "No thread matches" in str(app.query_one("#threads").get_option_at_index(0).prompt)
+        await pilot.press("escape")  # clears and hides the search
         await wait_for(pilot, lambda: len(sidebar.rows) == 2)
+        assert not sidebar.query_one("#thread-search").display
+        assert app.focused is app.query_one("#threads")
+        await pilot.press("ctrl+f")
+        assert app.focused is sidebar.query_one("#thread-search") and app.focused.value == ""
+        await pilot.press("escape")
 
         await pilot.press("f8")
         await pilot.pause()

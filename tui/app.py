@@ -48,7 +48,8 @@ ServiceFactory = Callable[[Settings], "Conversations"]
 
 EMPTY_CHAT = (
     "Type a message below and press Enter.\n\n"
-    "ctrl+o chats about a file or web page · ctrl+b threads · ctrl+p every command · f1 keys"
+    "ctrl+o chats about a file or web page · ctrl+b threads · ctrl+f search · "
+    "ctrl+p every command · f1 keys"
 )
 
 #: (keys, what) for the help screen and the README's key table.
@@ -443,10 +444,10 @@ class TernApp(App):
         if not sidebar.display:
             self.main.query_one(Composer).focus()
 
-    def action_search(self) -> None:
+    async def action_search(self) -> None:
         sidebar = self.main.query_one(ThreadList)
         sidebar.display = True
-        sidebar.focus_search()
+        await sidebar.open_search()
 
     @work(group="dialog")
     async def action_rename(self) -> None:
