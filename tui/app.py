@@ -176,8 +176,7 @@ class TernApp(App):
         if self.unknown_theme:
             self.notify(f"Unknown theme {self.unknown_theme!r} in [ui] theme; using {self.theme}.",
                         severity="warning")
-        self.main.query_one(Composer).focus()
-        self.call_after_refresh(self.first_frame_drawn)
+        self.call_after_refresh(self.first_frame_drawn)  # MainScreen focuses the composer
 
     # ---------------------------------------------------------------- loading
 

@@ -7,7 +7,7 @@ from textual.screen import Screen
 
 
 class MainScreen(Screen):
-    """Textual's default screen, minus a redundant restyle of every widget.
+    """Textual's default screen, minus two redundant restyles at start-up.
 
     Textual mounts (and so styles) every widget the app composes, then sends
     the new screen a ScreenResume that restyles them all again, though
@@ -15,7 +15,12 @@ class MainScreen(Screen):
     screen that second pass was ~30 M instructions of the ~1,380 M to the
     first frame (bench/app_startup.py). Later resumes, after a dialog
     closes, keep Textual's own choice.
+
+    Focus goes straight to the composer: Textual's default ("*") focused the
+    thread list first, and moving focus on restyled both widgets.
     """
+
+    AUTO_FOCUS = "#composer"
 
     def __init__(self) -> None:
         super().__init__(id="_default")  # the id Textual gives its default screen
