@@ -10,13 +10,12 @@ import time
 from contextlib import asynccontextmanager
 
 import pytest
-from textual.widgets._footer import FooterKey  # not re-exported by textual.widgets
 
 from graphs.config import ModelSettings, Settings
 from tui import collector
 from tui.app import StartRequest, TernApp, create_app
 from tui.widgets.composer import Composer
-from tui.widgets.footer import Footer
+from tui.widgets.key_bar import KeyBar
 from tui.widgets.answer import AssistantMessage
 from tui.widgets.messages import ErrorMessage, MessageView, UserMessage
 from tui.widgets.status_line import StatusLine
@@ -308,43 +307,55 @@ async def test_unknown_theme_is_reported_and_the_default_kept(tmp_path):
 
 
 def footer_keys(app) -> dict[str, bool]:
-    """Footer key description -> enabled."""
-    return {key.description: not key.has_class("-disabled") for key in app.query_one(Footer).query(FooterKey)}
+    """Key bar description -> enabled."""
+    return app.query_one(KeyBar).shown
 
 
-async def test_footer_recomposes_only_when_its_keys_change(tmp_path, stub):
+async def test_key_bar_redraws_only_when_its_keys_change(tmp_path, stub):
     stub.push(Reply(text="slow " * 3000, pace=0.01))
     app = make_app(tmp_path, stub)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        footer = app.query_one(Footer)
-        assert footer_keys(app).items() >= {("Stop", False), ("New", True), ("Keys", True)}
-        recomposes = 0
-        original = footer.recompose
+        bar = app.query_one(KeyBar)
+        assert footer_keys(app) == {"Stop": False, "New": True, "Source": True, "Threads": True,
+                                    "History": False, "Keys": True, "palette": True}
+        redraws = 0
+        original = bar.refresh
 
-        async def counting() -> None:
-            nonlocal recomposes
-            recomposes += 1
-            await original()
+        def counting(*args, **kwargs):
+            nonlocal redraws
+            redraws += 1
+            return original(*args, **kwargs)
 
-        footer.recompose = counting
+        bar.refresh = counting
         for _ in range(5):  # bindings signals that change nothing shown
             app.screen.refresh_bindings()
         app.query_one(MessageView).focus()
         app.query_one(Composer).focus()
         await pilot.pause()
         await pilot.pause()
-        assert recomposes == 0
+        assert redraws == 0
         await type_and_send(pilot, "go")  # a running turn enables Stop
         await wait_for(pilot, lambda: footer_keys(app).get("Stop") is True)
-        assert recomposes >= 1
+        assert redraws >= 1
         await pilot.press("escape")
         await wait_for(pilot, lambda: idle(app) and footer_keys(app).get("Stop") is False)
         assert footer_keys(app).items() >= {("New", True), ("History", True), ("Keys", True)}
 
 
+async def test_clicking_a_key_on_the_bar_presses_it(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        line = app.query_one(KeyBar).render().plain
+        assert line.startswith("esc Stop ^n New") and line.rstrip().endswith("▏^p palette")
+        await pilot.click(KeyBar, offset=(line.index("f1 Keys") + 3, 0))
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "TextScreen")
+        assert app.screen.title_text == "Keys"
+
+
 async def test_the_first_screen_styles_each_widget_once(tmp_path, monkeypatch):
-    """No restyle between mount and the first frame (ScreenResume, FooterKey's compact class)."""
+    """No restyle between mount and the first frame (ScreenResume, compact=True before mount)."""
     from textual.css.stylesheet import Stylesheet
     from textual.widget import Widget
 
@@ -365,9 +376,8 @@ async def test_the_first_screen_styles_each_widget_once(tmp_path, monkeypatch):
     monkeypatch.setattr(TernApp, "first_frame_drawn", first_frame)
     async with make_app(tmp_path).run_test(size=SIZE) as pilot:
         await ready(pilot)
-        keys = list(pilot.app.query_one(Footer).query(FooterKey))
-        assert len(keys) >= 5 and all(key.has_class("-compact") for key in keys)
-        unchanged = [*keys, *pilot.app.query_one(ThreadList).query("*"), pilot.app.query_one(StatusLine)]
+        unchanged = [pilot.app.query_one(KeyBar), *pilot.app.query_one(ThreadList).query("*"),
+                     pilot.app.query_one(StatusLine)]
         assert [(type(w).__name__, at_first_frame[w]) for w in unchanged] == [
             (type(w).__name__, 1) for w in unchanged]
         # focus is a real change of style: the composer is restyled for it

@@ -34,7 +34,7 @@ from tui.sanitize import clean
 from tui.screens.main import MainScreen
 from tui.snapshot import FirstPaint, read_first_paint
 from tui.widgets.composer import Composer
-from tui.widgets.footer import Footer
+from tui.widgets.key_bar import KeyBar
 from tui.widgets.history_panel import HistoryPanel
 from tui.widgets.messages import CopyRequested, MessageView, RetryRequested, answer_note
 from tui.widgets.status_line import StatusLine
@@ -170,7 +170,7 @@ class TernApp(App):
         status.model_label = model_info(self.settings.model).label
         status.activity = "loading…"
         yield status
-        yield Footer(compact=True)  # fits every key in 80 columns
+        yield KeyBar()
 
     def on_mount(self) -> None:
         if self.unknown_theme:
