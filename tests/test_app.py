@@ -347,8 +347,11 @@ async def test_clicking_a_key_on_the_bar_presses_it(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        line = app.query_one(KeyBar).render().plain
+        bar = app.query_one(KeyBar)
+        line = bar.render().plain
         assert line.startswith("esc Stop ^n New") and line.rstrip().endswith("▏^p palette")
+        await pilot.hover(KeyBar, offset=(line.index("^n New") + 1, 0))
+        assert bar.hovered == 1  # the second key
         await pilot.click(KeyBar, offset=(line.index("f1 Keys") + 3, 0))
         await wait_for(pilot, lambda: type(app.screen).__name__ == "TextScreen")
         assert app.screen.title_text == "Keys"

@@ -61,7 +61,7 @@ KEYS: list[tuple[str, str]] = [
     ("ctrl+n", "new chat"),
     ("ctrl+o", "new source chat: attach a file or URL"),
     ("ctrl+b", "show or hide the thread list"),
-    ("ctrl+f", "search threads by title and text"),
+    ("ctrl+f", "search threads by title and text (esc clears the search)"),
     ("f2", "rename the thread"),
     ("f8", "delete the thread (asks first)"),
     ("ctrl+g", "history panel: browse and branch"),
