@@ -12,12 +12,12 @@ class MainScreen(Screen):
     Textual mounts (and so styles) every widget the app composes, then sends
     the new screen a ScreenResume that restyles them all again, though
     nothing that styles depend on has changed in between. On tern's first
-    screen that second pass was ~30 M instructions of the ~1,380 M to the
-    first frame (bench/app_startup.py). Later resumes, after a dialog
-    closes, keep Textual's own choice.
+    screen that second pass was ~30 M instructions of the ~1,380 M from
+    process start to the first frame (callgrind). Later resumes, after a
+    dialog closes, keep Textual's own choice.
 
     Focus goes straight to the composer: Textual's default ("*") focused the
-    thread list first, and moving focus on restyled both widgets.
+    thread list first, and moving it on restyled both widgets.
     """
 
     AUTO_FOCUS = "#composer"
