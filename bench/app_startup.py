@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from _common import ROOT
+from first_frame import FIRST_PAINT_MARKS
 
 from graphs.config import ModelSettings, Settings
 from tests.seeding import fill_thread
@@ -159,11 +160,26 @@ def launch(command: str) -> float:
                f"env -u PYTHONDONTWRITEBYTECODE {PYTHON} {command}")
     while True:
         screen = pane()
-        if "Benchmark thread 299" in screen and "Keys" in screen:
+        if all(mark in screen for mark in FIRST_PAINT_MARKS):
             return time.perf_counter() - start
         if time.perf_counter() - start > 20:
             raise TimeoutError(screen)
         time.sleep(0.002 if isinstance(client, ControlClient) else 0.005)
+
+
+def bench_config(folder: Path) -> Path:
+    """A config.toml in folder for a copy of the bench database, which is built once and cached."""
+    cached = Path(tempfile.gettempdir()) / f"tern-bench-{THREADS}x{TURNS}.db"
+    if not cached.exists():  # building it takes minutes
+        started = time.perf_counter()
+        asyncio.run(build_database(cached))
+        print(f"built the database in {time.perf_counter() - started:.0f} s")
+    db = folder / "tern.db"
+    shutil.copy(cached, db)
+    print(f"database: {THREADS} threads x {2 * TURNS} messages, {db.stat().st_size / 1e6:.1f} MB")
+    config = folder / "config.toml"
+    config.write_text(f'[storage]\ndatabase = "{db}"\n[model]\nprovider = "offline"\n')
+    return config
 
 
 def summary(times: list[float]) -> str:
@@ -180,21 +196,11 @@ def main() -> None:
     if not shutil.which("tmux"):
         raise SystemExit("needs tmux")
     folder = Path(tempfile.mkdtemp(prefix="tern-bench-"))
-    # Building the database takes minutes; it is kept between runs here.
-    cached = Path(tempfile.gettempdir()) / f"tern-bench-{THREADS}x{TURNS}.db"
     keep_server_up()
     if args.poller == "control":
         client = ControlClient()
     try:
-        db = folder / "tern.db"
-        if not cached.exists():
-            started = time.perf_counter()
-            asyncio.run(build_database(cached))
-            print(f"built the database in {time.perf_counter() - started:.0f} s")
-        shutil.copy(cached, db)
-        print(f"database: {THREADS} threads x {2 * TURNS} messages, {db.stat().st_size / 1e6:.1f} MB")
-        config = folder / "config.toml"
-        config.write_text(f'[storage]\ndatabase = "{db}"\n[model]\nprovider = "offline"\n')
+        config = bench_config(folder)
         os.chdir(ROOT)
         tern = f"-m tui.cli --config {config}"
         floor = str(ROOT / "bench" / "textual_floor.py")
