@@ -8,6 +8,7 @@ from tui.screens.dialogs import ChoiceScreen, PromptScreen
 from tui.widgets.history_panel import HistoryPanel
 from tui.widgets.answer import AssistantMessage
 from tui.widgets.messages import UserMessage
+from tui.widgets.status_line import StatusLine
 from tui.widgets.thread_list import ThreadList
 
 from .stub_openai import Reply, StubOpenAI
@@ -125,6 +126,9 @@ async def test_copy_to_new_thread(tmp_path, stub):
         assert app.current.title.endswith("(copy)")
         assert [w.text for w in app.query(UserMessage)] == ["keep"]
         assert len(app.query(AssistantMessage)) == 1
+        # as after Esc: the thread list is back on this narrow screen, no preview left
+        assert not panel.display and app.query_one(ThreadList).display
+        assert app.query_one(StatusLine).activity == ""
 
 
 async def test_pages_load_as_you_scroll(tmp_path):

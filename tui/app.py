@@ -599,17 +599,21 @@ class TernApp(App):
         panel.focus_rows()
         self.refresh_bindings()
 
-    async def close_history(self) -> None:
-        panel = self.main.query_one(HistoryPanel)
-        panel.display = False
+    def _hide_history(self) -> None:
+        """Hide the panel and undo what opening it and previewing changed around it."""
+        self.main.query_one(HistoryPanel).display = False
         if self._sidebar_made_way:
             self.main.query_one(ThreadList).display = True
             self._sidebar_made_way = False
         self._previewing = False
         self.main.query_one(StatusLine).activity = ""
+        self.refresh_bindings()
+
+    async def close_history(self) -> None:
+        """Back to the current thread's head, as it was before the panel opened."""
+        self._hide_history()
         if self.current is not None:
             await self.open_thread(self.current.id)
-        self.refresh_bindings()
         self.main.query_one(Composer).focus()
 
     async def reload_history(self) -> None:
@@ -701,7 +705,7 @@ class TernApp(App):
                     await self.reload_history()
             elif choice == "copy":
                 thread = await self.service.copy_to_new_thread(thread_id, entry.checkpoint_id)
-                self.main.query_one(HistoryPanel).display = False
+                self._hide_history()
                 await self.refresh_threads()
                 await self.open_thread(thread.id)
                 self.notify(f"Copied into “{clean(thread.title)}”.")
