@@ -82,7 +82,8 @@ def _status(exc: BaseException) -> int | None:
 
 #: (error type, kind, what happened, what to do), most specific first. The
 #: texts are formatted with {suffix} (" (HTTP 429)"), {endpoint}, {key_env}
-#: and {detail}.
+#: and {detail}. The "server" row also takes any error with an HTTP status
+#: of 500 or more, before the generic rows below it.
 _PROBLEMS: list[tuple[type[BaseException] | tuple[type[BaseException], ...], str, str, str]] = [
     (ModelAuthenticationError, "auth", "The endpoint rejected the API key{suffix}.",
      "Check ${key_env} (or [model] api_key_env in config.toml), then retry."),
@@ -117,12 +118,10 @@ def describe_model_error(exc: BaseException, settings: ModelSettings | None = No
         "key_env": settings.api_key_env if settings else "OPENAI_API_KEY",
         "detail": _detail(exc),
     }
+    server_status = status is not None and status >= 500
     for error_type, kind, message, hint in _PROBLEMS:
-        if isinstance(exc, error_type):
+        if isinstance(exc, error_type) or (kind == "server" and server_status):
             return ModelProblem(kind, message.format(**fields), hint.format(**fields))
-    if status and status >= 500:
-        return ModelProblem("server", "The endpoint had an error{suffix}.".format(**fields),
-                            "It is usually temporary: retry (ctrl+r).")
     return ModelProblem("internal", f"Something went wrong: {type(exc).__name__}: {fields['detail']}",
                         "Retry (ctrl+r); your message is saved.")
 

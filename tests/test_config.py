@@ -72,6 +72,19 @@ def test_unknown_errors_still_read_well():
     assert problem.kind == "internal" and "boom" in problem.message and "saved" in problem.hint
 
 
+def test_a_5xx_status_reads_as_a_server_error_whatever_the_error_type():
+    from langchain_core.exceptions import ModelError
+
+    class Upstream(ModelError):
+        status_code = 502
+
+    unreachable = OSError("bad gateway")
+    unreachable.status_code = 502
+    for exc in (Upstream("bad gateway"), unreachable):
+        problem = describe_model_error(exc)
+        assert problem.kind == "server" and "(HTTP 502)" in problem.message, exc
+
+
 def test_chat_model_has_no_wait_for_chunk_timeout():
     """langchain-openai's per-chunk timeout wraps reads in asyncio.wait_for,
     which on Python 3.11 can swallow the cancel that Esc sends."""
