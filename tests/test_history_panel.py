@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 import pytest
 
 from tui.screens.dialogs import ChoiceScreen, PromptScreen
-from tui.widgets.history_panel import HistoryPanel
+from tui.widgets.history_panel import HistoryPanel, relative
 from tui.widgets.answer import AssistantMessage
 from tui.widgets.messages import UserMessage
 from tui.widgets.status_line import StatusLine
@@ -20,6 +22,12 @@ def stub():
     with StubOpenAI() as server:
         server.state.default = Reply(text="ok")
         yield server
+
+
+def test_ages_read_as_times_past():
+    now = datetime.now(timezone.utc)
+    assert [relative(at) for at in (None, now, now - timedelta(hours=3, minutes=5),
+                                    now - timedelta(days=2))] == ["", "just now", "3h ago", "2d ago"]
 
 
 async def talk(pilot, *texts):

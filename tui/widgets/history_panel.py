@@ -6,7 +6,7 @@ chose; the app runs the action through the conversation service.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 
 from rich.text import Text
 from textual import on
@@ -18,21 +18,19 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from tui.sanitize import clean
+from tui.widgets.thread_list import ago
 
 ICONS = {"user": "›", "answer": "‹", "cancelled": "◌", "error": "✗", "source": "▤"}
 LABELS = {"user": "you", "answer": "answer", "cancelled": "cancelled", "error": "error", "source": "source"}
 LOAD_MORE_WITHIN = 5  # rows from the end that trigger the next page
 
 
-def relative(at: datetime | None, now: datetime | None = None) -> str:
+def relative(at: datetime | None) -> str:
+    """The thread list's age ("3h"), said as a time past: "3h ago", "just now"."""
     if at is None:
         return ""
-    now = now or datetime.now(timezone.utc)
-    seconds = max(0, (now - at).total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "just now"
+    span = ago(at.timestamp())
+    return "just now" if span == "now" else f"{span} ago"
 
 
 def row_text(entry) -> Text:
