@@ -34,8 +34,8 @@ from tui.sanitize import clean
 from tui.screens.main import MainScreen
 from tui.snapshot import FirstPaint, read_first_paint
 from tui.widgets.composer import Composer
-from tui.widgets.key_bar import KeyBar
 from tui.widgets.history_panel import HistoryPanel
+from tui.widgets.key_bar import KeyBar
 from tui.widgets.messages import CopyRequested, MessageView, RetryRequested, answer_note
 from tui.widgets.status_line import StatusLine
 from tui.widgets.thread_list import ThreadList, size_text

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from textual import events
+from textual.binding import Binding
 from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -60,16 +61,24 @@ class KeyBar(Widget, can_focus=False):
         """The keys shown, one per action as in Textual's Footer, and the palette key."""
         app = self.app
         active = screen.active_bindings
+
+        def key(binding: Binding, enabled: bool) -> Key:
+            return Key(binding.key, app.get_key_display(binding), binding.description, enabled)
+
         shown: dict[str, Key] = {}
         for _node, binding, enabled, _tooltip in active.values():
             if binding.show and binding.action not in shown:
-                shown[binding.action] = Key(binding.key, app.get_key_display(binding),
-                                            binding.description, enabled)
+                shown[binding.action] = key(binding, enabled)
         palette = None
         if app.ENABLE_COMMAND_PALETTE and (found := active.get(app.COMMAND_PALETTE_BINDING)):
             _node, binding, enabled, _tooltip = found
-            palette = Key(binding.key, app.get_key_display(binding), binding.description, enabled)
+            palette = key(binding, enabled)
         return tuple(shown.values()), palette
+
+    def _every_key(self) -> tuple[Key, ...]:
+        """The keys in the order drawn, the palette's last: what a key_index counts."""
+        keys, palette = self._shown
+        return keys if palette is None else (*keys, palette)
 
     def _bindings_changed(self, screen: Screen) -> None:
         if screen is self.screen and (shown := self.keys(screen)) != self._shown:
@@ -99,10 +108,8 @@ class KeyBar(Widget, can_focus=False):
         return Content.assemble(left, " " * gap, right)
 
     def _key_at(self, index: object) -> Key | None:
-        keys, palette = self._shown
-        if isinstance(index, int):
-            return keys[index] if index < len(keys) else palette
-        return None
+        every = self._every_key()
+        return every[index] if isinstance(index, int) and 0 <= index < len(every) else None
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         self.hovered = event.style.meta.get("key_index")
@@ -122,5 +129,4 @@ class KeyBar(Widget, can_focus=False):
     @property
     def shown(self) -> dict[str, bool]:
         """Description -> enabled, for every key on the bar."""
-        keys, palette = self._shown
-        return {key.description: key.enabled for key in (*keys, *([palette] if palette else []))}
+        return {key.description: key.enabled for key in self._every_key()}
