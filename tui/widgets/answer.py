@@ -25,11 +25,9 @@ class AssistantMessage(Markdown, can_focus=True):
         self._pending: list[str] = []
         self._stream = None
         self._timer: Timer | None = None
-        self.set_class(cancelled, "cancelled")
-        if cancelled:
-            self.border_subtitle = "cancelled"
-        elif note:
-            self.border_subtitle = note
+        # Not mounted yet: styled once at mount (a class change now restyles at once).
+        self.set_class(cancelled, "cancelled", update=False)
+        self.border_subtitle = "cancelled" if cancelled else note
 
     def start_stream(self) -> None:
         self._stream = Markdown.get_stream(self)
