@@ -14,9 +14,9 @@ import pytest
 from graphs.config import ModelSettings, Settings
 from tui import collector
 from tui.app import StartRequest, TernApp, create_app
+from tui.widgets.answer import AssistantMessage
 from tui.widgets.composer import Composer
 from tui.widgets.key_bar import KeyBar
-from tui.widgets.answer import AssistantMessage
 from tui.widgets.messages import ErrorMessage, MessageView, UserMessage
 from tui.widgets.status_line import StatusLine
 from tui.widgets.thread_list import ThreadList
@@ -161,13 +161,13 @@ async def test_error_then_retry(tmp_path, stub):
     app = make_app(tmp_path, stub)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        assert "Retry" not in footer_keys(app)
+        assert "Retry" not in shown_keys(app)
         await type_and_send(pilot, "hello")
         await wait_for(pilot, lambda: app.query(ErrorMessage))
         await wait_for(pilot, lambda: idle(app))
         assert "HTTP 500" in str(app.query_one(ErrorMessage).render())
         assert app.check_action("retry", ()) is True
-        await wait_for(pilot, lambda: footer_keys(app).get("Retry") is True)
+        await wait_for(pilot, lambda: shown_keys(app).get("Retry") is True)
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: idle(app) and app.query(AssistantMessage)
                        and app.query(AssistantMessage).last().text == "recovered")
@@ -306,7 +306,7 @@ async def test_unknown_theme_is_reported_and_the_default_kept(tmp_path):
         assert any("no-such-theme" in n.message for n in app._notifications)
 
 
-def footer_keys(app) -> dict[str, bool]:
+def shown_keys(app) -> dict[str, bool]:
     """Key bar description -> enabled."""
     return app.query_one(KeyBar).shown
 
@@ -317,7 +317,7 @@ async def test_key_bar_redraws_only_when_its_keys_change(tmp_path, stub):
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         bar = app.query_one(KeyBar)
-        assert footer_keys(app) == {"Stop": False, "New": True, "Source": True, "Threads": True,
+        assert shown_keys(app) == {"Stop": False, "New": True, "Source": True, "Threads": True,
                                     "History": False, "Keys": True, "palette": True}
         redraws = 0
         original = bar.refresh
@@ -336,11 +336,11 @@ async def test_key_bar_redraws_only_when_its_keys_change(tmp_path, stub):
         await pilot.pause()
         assert redraws == 0
         await type_and_send(pilot, "go")  # a running turn enables Stop
-        await wait_for(pilot, lambda: footer_keys(app).get("Stop") is True)
+        await wait_for(pilot, lambda: shown_keys(app).get("Stop") is True)
         assert redraws >= 1
         await pilot.press("escape")
-        await wait_for(pilot, lambda: idle(app) and footer_keys(app).get("Stop") is False)
-        assert footer_keys(app).items() >= {("New", True), ("History", True), ("Keys", True)}
+        await wait_for(pilot, lambda: idle(app) and shown_keys(app).get("Stop") is False)
+        assert shown_keys(app).items() >= {("New", True), ("History", True), ("Keys", True)}
 
 
 async def test_clicking_a_key_on_the_bar_presses_it(tmp_path):
